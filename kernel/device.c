@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ib_device lifecycle: creation from "rdma link add", the driver's own
+ * device registry, sysfs attributes, and the netdev notifier that follows
+ * carrier/MTU and removes a device whose netdev goes away.
+ *
+ * Teardown has exactly one place, mroce_dealloc_driver(): ib_core calls it
+ * for every way a device ends (rdma link delete, our queued unregister on
+ * NETDEV_UNREGISTER, module exit, netns exit, and ib_dealloc_device() when
+ * creation fails half way).
+ *
+ * Locking: mroce_devs_lock protects the registry and the registered and
+ * unregistering flags.  It nests inside RTNL (the notifier runs under RTNL)
+ * and is never held across ib_register_device()/ib_unregister_device().
+ * Nothing on the packet path takes it.
+ */
+#include <linux/delay.h>
+#include <linux/if_arp.h>
+#include <linux/if_vlan.h>
+#include <linux/mutex.h>
+#include <linux/rtnetlink.h>
+#include <net/addrconf.h>
+
+#include "metaroce.h"
+
+static LIST_HEAD(mroce_devs);
+static DEFINE_MUTEX(mroce_devs_lock);
+
+static struct mroce_dev *mroce_find_by_ndev(const struct net_device *ndev)
+{
+	struct mroce_dev *mdev;
+
+	lockdep_assert_held(&mroce_devs_lock);
+	list_for_each_entry(mdev, &mroce_devs, list)
+		if (mdev->ndev == ndev)
+			return mdev;
+	return NULL;
+}
+
+enum ib_mtu mroce_active_mtu(unsigned int ndev_mtu)
+{
+	static const enum ib_mtu mtus[] = {
+		IB_MTU_4096, IB_MTU_2048, IB_MTU_1024, IB_MTU_512, IB_MTU_256,
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(mtus); i++)
+		if (ndev_mtu >= ib_mtu_enum_to_int(mtus[i]) + MROCE_WIRE_OVERHEAD)
+			return mtus[i];
+	return 0;	/* not even a 256-byte payload fits */
+}
+
+/* The port is usable when the netdev is up, has carrier and a usable MTU. */
+enum ib_port_state mroce_port_state(const struct net_device *ndev)
+{
+	if (netif_running(ndev) && netif_carrier_ok(ndev) &&
+	    mroce_active_mtu(READ_ONCE(ndev->mtu)))
+		return IB_PORT_ACTIVE;
+	return IB_PORT_DOWN;
+}
+
+static ssize_t metaroce_abi_show(struct device *device,
+				 struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", MROCE_ABI_VERSION);
+}
+static DEVICE_ATTR_RO(metaroce_abi);
+
+static ssize_t netdev_show(struct device *device,
+			   struct device_attribute *attr, char *buf)
+{
+	struct mroce_dev *mdev =
+		rdma_device_to_drv_device(device, struct mroce_dev, ibdev);
+
+	return sysfs_emit(buf, "%s\n", netdev_name(mdev->ndev));
+}
+static DEVICE_ATTR_RO(netdev);
+
+static struct attribute *mroce_attrs[] = {
+	&dev_attr_metaroce_abi.attr,
+	&dev_attr_netdev.attr,
+	NULL,
+};
+
+const struct attribute_group mroce_attr_group = {
+	.attrs = mroce_attrs,
+};
+
+static int mroce_check_netdev(struct net_device *ndev)
+{
+	if (ndev->type != ARPHRD_ETHER || (ndev->flags & IFF_LOOPBACK)) {
+		pr_info("refusing %s: not an Ethernet device\n", ndev->name);
+		return -EINVAL;
+	}
+	/*
+	 * ib_core's RoCE GID management already adds the addresses of VLAN
+	 * uppers to the GID table of the device on the real netdev.
+	 */
+	if (is_vlan_dev(ndev)) {
+		pr_info("refusing %s: VLAN device, use its real device\n",
+			ndev->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void mroce_init_ibdev(struct mroce_dev *mdev)
+{
+	struct ib_device *ibdev = &mdev->ibdev;
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = 1;
+	strscpy(ibdev->node_desc, "metaroce", sizeof(ibdev->node_desc));
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, mdev->ndev->dev_addr);
+	ib_set_device_ops(ibdev, &mroce_dev_ops);
+}
+
+/*
+ * Queue the unregistration of a registered device.  A failed try_get means
+ * ib_core is already unregistering it (rdma link delete); our netdev
+ * reference keeps the netdev until that finishes.
+ */
+static void mroce_queue_unregister(struct mroce_dev *mdev)
+{
+	lockdep_assert_held(&mroce_devs_lock);
+	mdev->unregistering = true;
+	if (ib_device_try_get(&mdev->ibdev)) {
+		ib_unregister_device_queued(&mdev->ibdev);
+		ib_device_put(&mdev->ibdev);
+	}
+}
+
+/*
+ * Called by ib_core's nldev_newlink() with a reference on @ndev, looked up in
+ * the caller's network namespace, and not under RTNL.
+ */
+int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	struct ib_device *other;
+	struct mroce_dev *mdev;
+	int err;
+
+	err = mroce_check_netdev(ndev);
+	if (err)
+		return err;
+
+	/* ib_core reports a taken name as -ENFILE; say what it is. */
+	other = ib_device_get_by_name(ibdev_name, RDMA_DRIVER_UNKNOWN);
+	if (other) {
+		ib_device_put(other);
+		return -EEXIST;
+	}
+
+	mdev = ib_alloc_device(mroce_dev, ibdev);
+	if (!mdev)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&mdev->list);
+	INIT_LIST_HEAD(&mdev->net_node);
+	netdev_hold(ndev, &mdev->ndev_tracker, GFP_KERNEL);
+	mdev->ndev = ndev;
+	mroce_init_ibdev(mdev);
+
+	mutex_lock(&mroce_devs_lock);
+	if (mroce_find_by_ndev(ndev)) {
+		mutex_unlock(&mroce_devs_lock);
+		err = -EEXIST;
+		goto err_dealloc;
+	}
+	list_add_tail(&mdev->list, &mroce_devs);
+	mutex_unlock(&mroce_devs_lock);
+
+	err = mroce_net_attach(mdev);
+	if (err)
+		goto err_dealloc;
+
+	err = ib_device_set_netdev(&mdev->ibdev, ndev, 1);
+	if (err)
+		goto err_dealloc;
+
+	/*
+	 * Once registered, "rdma link delete" may free the device at any
+	 * time; pin the memory until we are done looking at it.
+	 */
+	get_device(&mdev->ibdev.dev);
+	err = ib_register_device(&mdev->ibdev, ibdev_name, NULL);
+	if (err) {
+		put_device(&mdev->ibdev.dev);
+		if (err == -ENFILE)
+			err = -EEXIST;
+		goto err_dealloc;
+	}
+
+	/* Under RTNL the netdev cannot start unregistering behind our back. */
+	rtnl_lock();
+	mutex_lock(&mroce_devs_lock);
+	if (!list_empty(&mdev->list)) {
+		mdev->registered = true;
+		mdev->port_state = mroce_port_state(ndev);
+		if (mdev->unregistering || ndev->reg_state != NETREG_REGISTERED) {
+			/* The netdev went away while we were registering. */
+			mroce_queue_unregister(mdev);
+			err = -ENODEV;
+		}
+	}
+	mutex_unlock(&mroce_devs_lock);
+	rtnl_unlock();
+	if (!err)
+		ibdev_info(&mdev->ibdev, "created on %s (netns inode %u)\n",
+			   netdev_name(ndev), dev_net(ndev)->ns.inum);
+	put_device(&mdev->ibdev.dev);
+	return err;
+
+err_dealloc:
+	ib_dealloc_device(&mdev->ibdev);	/* calls mroce_dealloc_driver() */
+	return err;
+}
+
+void mroce_dealloc_driver(struct ib_device *ibdev)
+{
+	struct mroce_dev *mdev = to_mdev(ibdev);
+
+	mroce_net_detach(mdev);
+
+	mutex_lock(&mroce_devs_lock);
+	list_del_init(&mdev->list);
+	mutex_unlock(&mroce_devs_lock);
+
+	netdev_put(mdev->ndev, &mdev->ndev_tracker);
+	mdev->ndev = NULL;
+}
+
+/*
+ * Synchronously unregister every device attached to @mnet (all devices when
+ * NULL).  ib_unregister_device() serialises with any unregistration already
+ * running, so when it returns mroce_dealloc_driver() has run and the device
+ * has left the registry.
+ */
+void mroce_unregister_devices(struct mroce_net *mnet)
+{
+	struct mroce_dev *mdev, *it, *last = NULL;
+
+	for (;;) {
+		mdev = NULL;
+		mutex_lock(&mroce_devs_lock);
+		list_for_each_entry(it, &mroce_devs, list) {
+			if (!mnet || it->mnet == mnet) {
+				mdev = it;
+				get_device(&mdev->ibdev.dev);
+				break;
+			}
+		}
+		mutex_unlock(&mroce_devs_lock);
+		if (!mdev)
+			return;
+		/* Still listed after an unregister: newlink is mid-way. */
+		if (mdev == last)
+			msleep(20);
+		ib_unregister_device(&mdev->ibdev);
+		put_device(&mdev->ibdev.dev);
+		last = mdev;
+	}
+}
+
+/* Under RTNL. */
+static void mroce_ndev_unregister(struct net_device *ndev)
+{
+	struct mroce_dev *mdev;
+
+	mutex_lock(&mroce_devs_lock);
+	mdev = mroce_find_by_ndev(ndev);
+	if (mdev && !mdev->unregistering) {
+		if (mdev->registered)
+			mroce_queue_unregister(mdev);
+		else
+			mdev->unregistering = true;	/* newlink acts on it */
+	}
+	mutex_unlock(&mroce_devs_lock);
+}
+
+/* Under RTNL: carrier, admin state or MTU changed. */
+static void mroce_ndev_changed(struct net_device *ndev)
+{
+	struct mroce_dev *mdev;
+	enum ib_port_state state;
+	struct ib_event ev = {};
+
+	mutex_lock(&mroce_devs_lock);
+	mdev = mroce_find_by_ndev(ndev);
+	if (!mdev || !mdev->registered || mdev->unregistering)
+		goto out;
+	state = mroce_port_state(ndev);
+	if (state == mdev->port_state)
+		goto out;
+	mdev->port_state = state;
+	ev.device = &mdev->ibdev;
+	ev.element.port_num = 1;
+	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+					     IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&ev);
+out:
+	mutex_unlock(&mroce_devs_lock);
+}
+
+static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		mroce_ndev_unregister(ndev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+	case NETDEV_CHANGEMTU:
+		mroce_ndev_changed(ndev);
+		break;
+	default:
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block mroce_netdev_nb = {
+	.notifier_call = mroce_netdev_event,
+};
+
+int mroce_notifier_register(void)
+{
+	return register_netdevice_notifier(&mroce_netdev_nb);
+}
+
+void mroce_notifier_unregister(void)
+{
+	unregister_netdevice_notifier(&mroce_netdev_nb);
+}
