@@ -42,6 +42,8 @@ static int mroce_query_device(struct ib_device *ibdev,
 	attr->max_res_rd_atom = MROCE_MAX_RD_ATOM * MROCE_MAX_QP;
 	attr->atomic_cap = IB_ATOMIC_NONE;
 	attr->max_ah = MROCE_MAX_AH;
+	/* mroce_ndev_changed() dispatches IB_EVENT_PORT_ACTIVE. */
+	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT;
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 15;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;

@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Bad "rdma link add" requests fail with an error and leave nothing behind:
+# unknown netdev, loopback, VLAN netdev, duplicate ib device name, second
+# device on the same netdev.
+set -u
+. "$(dirname "$0")/common.sh"
+require_tools ip rdma modprobe rmmod
+
+vA=mrbi$$a
+vB=mrbi$$b
+
+cleanup() {
+	rdma link delete mrbi0 2>/dev/null
+	ip link del "$vA" 2>/dev/null
+	mod_loaded && rmmod metaroce 2>/dev/null
+}
+trap cleanup EXIT
+
+tap_plan 13
+
+modprobe metaroce
+veth_pair "$vA" "$vB"
+ip link add link "$vA" name "$vA.5" type vlan id 5
+
+only_mrbi0() {
+	[ "$(rdma_link_count)" = 1 ] && ibdev_exists mrbi0 &&
+		[ "$(ls /sys/class/infiniband | wc -l)" = 1 ]
+}
+
+check_fails "unknown netdev refused" \
+	rdma link add mrbix type metaroce netdev mrbi-nosuch
+check "nothing created" eval '[ "$(rdma_link_count)" = 0 ] && ibdev_gone mrbix'
+check_fails "loopback refused" rdma link add mrbix type metaroce netdev lo
+check_fails "VLAN netdev refused" \
+	rdma link add mrbix type metaroce netdev "$vA.5"
+check "nothing created, no socket bound" eval '[ "$(rdma_link_count)" = 0 ] &&
+	! udp_bound'
+check "valid device mrbi0 on $vA" rdma link add mrbi0 type metaroce netdev "$vA"
+check_fails "duplicate name mrbi0 on $vB refused" \
+	rdma link add mrbi0 type metaroce netdev "$vB"
+check "$vB has no device" eval '[ -z "$(ibdev_of_netdev "$vB")" ]'
+check_fails "second device on $vA refused" \
+	rdma link add mrbix type metaroce netdev "$vA"
+check "only mrbi0 exists, still on $vA" eval 'only_mrbi0 &&
+	[ "$(ibdev_of_netdev "$vA")" = mrbi0 ]'
+check "mrbi0 still works (PORT_ACTIVE in sysfs)" \
+	grep -q ACTIVE /sys/class/infiniband/mrbi0/ports/1/state
+check "delete mrbi0, then rmmod" eval 'rdma link delete mrbi0 &&
+	rmmod metaroce'
+check "no netdev reference leak reported" eval '! netdev_leak_seen'
+
+tap_finish
