@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "monitor.h"
+
+#include "process.h"
+#include "util.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace mroce::vm {
+
+volatile int g_stop_signal = 0;
+
+namespace {
+
+constexpr size_t kTailLines = 60;
+constexpr const char *kPanicText = "Kernel panic - not syncing";
+// After a panic QEMU normally exits within a second (panic=-1, -no-reboot).
+constexpr double kPanicGraceS = 15;
+// After QEMU exits, what it wrote is still in the sockets: read to EOF.
+constexpr double kDrainS = 5;
+
+int listen_unix(const fs::path &p) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    throw Error(std::string("socket: ") + std::strerror(errno));
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  if (p.string().size() >= sizeof(sa.sun_path))
+    throw Error("socket path too long: " + p.string());
+  std::strcpy(sa.sun_path, p.c_str());
+  if (::bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) != 0 ||
+      ::listen(fd, 1) != 0)
+    throw Error("cannot listen on " + p.string() + ": " +
+                std::strerror(errno));
+  return fd;
+}
+
+int open_log(const fs::path &p) {
+  if (p.empty())
+    return -1;
+  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw Error("cannot create " + p.string() + ": " + std::strerror(errno));
+  return fd;
+}
+
+// Write everything or give up on this fd (returns false, e.g. EPIPE).
+bool write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// The kernel console: logged without carriage returns, split into lines to
+// spot a panic (and the probe's marker), last lines kept for the report.
+class Console {
+public:
+  Console(int log_fd, std::string marker, VmResult &res)
+      : log_fd_(log_fd), marker_(std::move(marker)), res_(res) {}
+
+  void feed(const char *p, size_t n) {
+    std::string clean;
+    clean.reserve(n);
+    for (size_t i = 0; i < n; i++)
+      if (p[i] != '\r')
+        clean += p[i];
+    if (log_fd_ >= 0)
+      write_all(log_fd_, clean.data(), clean.size());
+    for (char c : clean) {
+      if (c == '\n')
+        end_line();
+      else if (line_.size() < 4096)
+        line_ += c;
+    }
+  }
+
+  void finish() {
+    if (!line_.empty())
+      end_line();
+  }
+
+private:
+  void end_line() {
+    if (line_.find(kPanicText) != std::string::npos)
+      res_.panic = true;
+    if (!marker_.empty() && line_.find(marker_) != std::string::npos)
+      res_.marker_seen = true;
+    res_.console_tail.push_back(std::move(line_));
+    if (res_.console_tail.size() > kTailLines)
+      res_.console_tail.pop_front();
+    line_.clear();
+  }
+
+  int log_fd_;
+  std::string marker_;
+  VmResult &res_;
+  std::string line_;
+};
+
+// SIGTERM lets QEMU exit cleanly; SIGKILL if it does not within 5 s.
+int kill_and_reap(pid_t pid) {
+  ::kill(pid, SIGTERM);
+  int ws = 0;
+  for (int i = 0; i < 50; i++) {
+    pid_t r = ::waitpid(pid, &ws, WNOHANG);
+    if (r == pid)
+      return decode_wait_status(ws);
+    ::usleep(100000);
+  }
+  ::kill(pid, SIGKILL);
+  while (::waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+  }
+  return decode_wait_status(ws);
+}
+
+enum Slot { kListenCon, kListenOut, kListenCtl, kCon, kOut, kCtl, kQemuErr,
+            kStdin, kSlots };
+
+} // namespace
+
+VmResult run_vm(const QemuSpec &spec, const MonitorConfig &cfg) {
+  VmResult res;
+  int fds[kSlots];
+  for (int &f : fds)
+    f = -1;
+  fds[kListenCon] = listen_unix(spec.console_sock);
+  fds[kListenOut] = listen_unix(spec.output_sock);
+  fds[kListenCtl] = listen_unix(spec.control_sock);
+  int console_log = open_log(cfg.console_log);
+  int output_log = open_log(cfg.output_log);
+  Console console(console_log, cfg.marker, res);
+  bool stdout_ok = cfg.stream_output;
+
+  auto start = Clock::now();
+  Child qemu = spawn_child(qemu_argv(spec), cfg.lock_fd);
+  fds[kQemuErr] = qemu.stderr_fd;
+  if (cfg.forward_stdin)
+    fds[kStdin] = STDIN_FILENO;
+
+  bool alive = true, heartbeat = false;
+  Clock::time_point last_hb = start, panic_at{}, exited_at{};
+
+  auto stop = [&](VmEnd why) {
+    if (!alive)
+      return;
+    res.end = why;
+    res.qemu_status = kill_and_reap(qemu.pid);
+    alive = false;
+    exited_at = Clock::now();
+  };
+
+  for (;;) {
+    // Reap QEMU first, then read until its sockets report EOF.
+    if (alive) {
+      int ws = 0;
+      if (::waitpid(qemu.pid, &ws, WNOHANG) == qemu.pid) {
+        res.qemu_status = decode_wait_status(ws);
+        alive = false;
+        exited_at = Clock::now();
+      }
+    }
+    bool streams_open = false;
+    for (int s : {kCon, kOut, kCtl, kQemuErr})
+      streams_open |= fds[s] >= 0;
+    if (!alive && (!streams_open || seconds_since(exited_at) > kDrainS))
+      break;
+
+    if (alive) {
+      double elapsed = seconds_since(start);
+      if (g_stop_signal)
+        stop(VmEnd::kInterrupted);
+      else if (elapsed > cfg.timeout_s)
+        stop(VmEnd::kTimeout);
+      else if (res.panic && seconds_since(panic_at) > kPanicGraceS)
+        stop(VmEnd::kPanicStuck);
+      else if (cfg.hang_s > 0 && !res.panic &&
+               seconds_since(last_hb) > cfg.hang_s)
+        stop(VmEnd::kHang);
+      if (!alive) {
+        // The listeners are useless now; QEMU's sockets hit EOF below.
+        for (int s : {kListenCon, kListenOut, kListenCtl, kStdin})
+          if (fds[s] > STDIN_FILENO)
+            ::close(fds[s]);
+        fds[kListenCon] = fds[kListenOut] = fds[kListenCtl] = fds[kStdin] = -1;
+        continue;
+      }
+    }
+
+    pollfd pfd[kSlots];
+    for (int i = 0; i < kSlots; i++)
+      pfd[i] = {fds[i], POLLIN, 0};
+    if (::poll(pfd, kSlots, 200) < 0) {
+      if (errno == EINTR)
+        continue;
+      throw Error(std::string("poll: ") + std::strerror(errno));
+    }
+    for (int i = 0; i < kSlots; i++) {
+      if (fds[i] < 0 || !pfd[i].revents)
+        continue;
+      if (i == kListenCon || i == kListenOut || i == kListenCtl) {
+        int c = ::accept4(fds[i], nullptr, nullptr, SOCK_CLOEXEC);
+        if (c < 0)
+          continue;
+        fds[i + (kCon - kListenCon)] = c;
+        ::close(fds[i]);
+        fds[i] = -1;
+        continue;
+      }
+      char buf[65536];
+      ssize_t n = ::read(fds[i], buf, sizeof(buf));
+      if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      if (n <= 0) {
+        if (i == kStdin) {
+          // stdin ended: end the guest shell instead of cutting the port.
+          if (fds[kOut] >= 0)
+            write_all(fds[kOut], "\nexit\n", 6);
+        } else {
+          ::close(fds[i]);
+        }
+        fds[i] = -1;
+        continue;
+      }
+      size_t len = static_cast<size_t>(n);
+      switch (i) {
+      case kCon: {
+        bool was_panic = res.panic;
+        console.feed(buf, len);
+        if (res.panic && !was_panic)
+          panic_at = Clock::now();
+        break;
+      }
+      case kOut:
+        if (output_log >= 0)
+          write_all(output_log, buf, len);
+        if (stdout_ok && !write_all(STDOUT_FILENO, buf, len))
+          stdout_ok = false; // reader went away; keep logging
+        break;
+      case kCtl:
+        if (!heartbeat)
+          res.boot_s = seconds_since(start);
+        heartbeat = true;
+        last_hb = Clock::now();
+        break;
+      case kQemuErr:
+        res.qemu_stderr.append(buf, len);
+        if (cfg.echo_qemu_stderr)
+          write_all(STDERR_FILENO, buf, len);
+        break;
+      case kStdin:
+        if (fds[kOut] >= 0)
+          write_all(fds[kOut], buf, len);
+        break;
+      }
+    }
+  }
+
+  console.finish();
+  for (int i = 0; i < kSlots; i++)
+    if (fds[i] > STDIN_FILENO)
+      ::close(fds[i]);
+  if (console_log >= 0)
+    ::close(console_log);
+  if (output_log >= 0)
+    ::close(output_log);
+  res.total_s = seconds_since(start);
+  return res;
+}
+
+} // namespace mroce::vm

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "process.h"
+
+#include "util.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace mroce::vm {
+
+namespace {
+
+std::vector<char *> make_argv(const std::vector<std::string> &argv) {
+  std::vector<char *> v;
+  for (const auto &a : argv)
+    v.push_back(const_cast<char *>(a.c_str()));
+  v.push_back(nullptr);
+  return v;
+}
+
+// In the child after fork(): only async-signal-safe calls from here on.
+[[noreturn]] void exec_or_die(char *const *argv) {
+  ::execvp(argv[0], argv);
+  const char msg[] = "metaroce-vm: exec failed\n";
+  (void)!::write(STDERR_FILENO, msg, sizeof(msg) - 1);
+  ::_exit(127);
+}
+
+void reset_signals_in_child() {
+  struct sigaction sa{};
+  sa.sa_handler = SIG_DFL;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD})
+    ::sigaction(sig, &sa, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+} // namespace
+
+int decode_wait_status(int wstatus) {
+  if (WIFEXITED(wstatus))
+    return WEXITSTATUS(wstatus);
+  if (WIFSIGNALED(wstatus))
+    return 128 + WTERMSIG(wstatus);
+  return -1;
+}
+
+CommandResult run_command(const std::vector<std::string> &argv) {
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0)
+    throw Error(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    throw Error(std::string("pipe: ") + std::strerror(errno));
+  }
+  auto args = make_argv(argv);
+  pid_t pid = ::fork();
+  if (pid < 0)
+    throw Error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    reset_signals_in_child();
+    int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, STDIN_FILENO);
+    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(err[1], STDERR_FILENO);
+    exec_or_die(args.data());
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+
+  CommandResult r;
+  struct pollfd pfd[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  std::string *sink[2] = {&r.out, &r.err};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    if (::poll(pfd, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    for (int i = 0; i < 2; i++) {
+      if (pfd[i].fd < 0 || !pfd[i].revents)
+        continue;
+      char buf[65536];
+      ssize_t n = ::read(pfd[i].fd, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        ::close(pfd[i].fd);
+        pfd[i].fd = -1;
+        open_fds--;
+        continue;
+      }
+      sink[i]->append(buf, static_cast<size_t>(n));
+    }
+  }
+  for (auto &p : pfd)
+    if (p.fd >= 0)
+      ::close(p.fd);
+  int ws = 0;
+  while (::waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+  }
+  r.status = decode_wait_status(ws);
+  return r;
+}
+
+Child spawn_child(const std::vector<std::string> &argv, int keep_fd) {
+  int err[2];
+  if (::pipe2(err, O_CLOEXEC) != 0)
+    throw Error(std::string("pipe: ") + std::strerror(errno));
+  auto args = make_argv(argv);
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0)
+    throw Error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    reset_signals_in_child();
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) // the runner died before prctl took effect
+      ::_exit(127);
+    int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, STDIN_FILENO);
+    ::dup2(devnull, STDOUT_FILENO);
+    ::dup2(err[1], STDERR_FILENO);
+    if (keep_fd >= 0)
+      ::fcntl(keep_fd, F_SETFD, 0);
+    exec_or_die(args.data());
+  }
+  ::close(err[1]);
+  return Child{pid, err[0]};
+}
+
+} // namespace mroce::vm

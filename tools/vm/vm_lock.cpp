@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "vm_lock.h"
+
+#include "util.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace mroce::vm {
+
+std::string VmLock::default_path() {
+  const char *env = std::getenv("METAROCE_VM_LOCK");
+  return env && *env ? env : "/tmp/metaroce-vm.lock";
+}
+
+VmLock::~VmLock() {
+  if (fd_ >= 0)
+    ::close(fd_); // releases the flock
+}
+
+bool VmLock::acquire(const std::string &path, const volatile int &stop_signal) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd_ < 0)
+    throw Error("cannot open lock " + path + ": " + std::strerror(errno));
+  ::fchmod(fd_, 0666); // engineers may run as different users
+
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK)
+      throw Error("flock " + path + ": " + std::strerror(errno));
+    std::string holder;
+    try_read_file(path, holder);
+    while (!holder.empty() && holder.back() == '\n')
+      holder.pop_back();
+    note("another VM is running, waiting for the lock " + path +
+         (holder.empty() ? "" : " (held by " + holder + ")"));
+    auto t0 = Clock::now();
+    // Blocking flock; our signal handlers are installed without SA_RESTART
+    // so Ctrl-C interrupts the wait.
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR)
+        throw Error("flock " + path + ": " + std::strerror(errno));
+      if (stop_signal)
+        return false;
+    }
+    note("got the VM lock after " + format_duration(seconds_since(t0)));
+  }
+
+  // Tell a later waiter who holds it (informational only).
+  char host_time[64];
+  std::time_t now = std::time(nullptr);
+  std::strftime(host_time, sizeof(host_time), "%F %T", std::localtime(&now));
+  char cwd[4096];
+  std::string info = "pid " + std::to_string(::getpid()) + " since " +
+                     host_time + " in " +
+                     (::getcwd(cwd, sizeof(cwd)) ? cwd : "?") + "\n";
+  if (::ftruncate(fd_, 0) == 0)
+    (void)!::pwrite(fd_, info.data(), info.size(), 0);
+  return true;
+}
+
+} // namespace mroce::vm
