@@ -1,0 +1,33 @@
+// TransportEnv of one host: what its transport may ask of the fabric.
+#pragma once
+
+#include "network.h"
+#include "transport.h"
+
+namespace mroce::sim {
+
+class HostEnv final : public TransportEnv {
+public:
+  HostEnv(Network *net, uint32_t host) : net_(net), host_(host) {}
+
+  Time now() const override { return net_->now_; }
+  uint32_t host_id() const override { return host_; }
+  uint32_t num_hosts() const override { return net_->num_hosts(); }
+  uint32_t num_ports() const override { return net_->num_host_ports(host_); }
+  bool port_up(uint32_t port) const override;
+  uint64_t port_rate_bps(uint32_t port) const override;
+  uint64_t seed() const override { return net_->params_.seed; }
+  void set_timer(Time at, uint64_t cookie) override;
+  void tx_ready(uint32_t port) override;
+  void placed(uint64_t msg, uint64_t offset, uint64_t len) override;
+  void delivered(uint64_t msg) override;
+  void send_complete(uint64_t msg) override;
+  TransportCounters &stats() override { return net_->tcounters_; }
+
+private:
+  uint32_t global_port(uint32_t port) const;
+  Network *net_;
+  uint32_t host_;
+};
+
+} // namespace mroce::sim

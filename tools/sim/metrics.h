@@ -1,0 +1,63 @@
+// Counters the fabric and the transports keep.  Plain integers, summed over
+// the whole run; the simulation turns them into the JSON result.
+#pragma once
+
+#include <cstdint>
+
+namespace mroce::sim {
+
+enum DropReason : uint8_t {
+  kDropRandom, // random loss on a link
+  kDropBuffer, // drop-tail: output queue (or PFC ingress headroom) full
+  kDropLinkDown, // sent on, queued for, or in flight over a link that is down
+  kDropNoRoute, // no up path to the destination
+  kNumDropReasons,
+};
+
+const char *drop_reason_name(DropReason r);
+
+struct FabricCounters {
+  // Injected by host NICs.
+  uint64_t packets_sent = 0;
+  uint64_t data_packets_sent = 0;
+  uint64_t wire_bytes_sent = 0;
+  uint64_t payload_bytes_sent = 0;
+  // Handed to the destination host's transport.
+  uint64_t packets_received = 0;
+  uint64_t payload_bytes_received = 0;
+  // Lost in the fabric.
+  uint64_t drops[kNumDropReasons] = {};
+  uint64_t data_packets_dropped = 0;
+  uint64_t payload_bytes_dropped = 0;
+  uint64_t ecn_marks = 0;
+  uint64_t pfc_pauses = 0;
+  uint64_t pfc_resumes = 0;
+  uint64_t max_queue_bytes = 0; // deepest switch output queue seen
+  uint64_t switch_hops = 0; // packets forwarded by switches
+
+  uint64_t packets_dropped() const {
+    uint64_t n = 0;
+    for (uint64_t d : drops)
+      n += d;
+    return n;
+  }
+};
+
+// Filled by transports through TransportEnv::stats().
+struct TransportCounters {
+  uint64_t bytes_retransmitted = 0; // payload bytes sent again
+  uint64_t packets_retransmitted = 0;
+  uint64_t timeouts = 0;
+  uint64_t naks_sent = 0;
+  uint64_t naks_received = 0;
+  uint64_t acks_sent = 0;
+  uint64_t cnps_sent = 0;
+  uint64_t cnps_received = 0;
+  uint64_t rate_decreases = 0;
+  uint64_t out_of_sequence_dropped = 0; // receiver discarded (go-back-N)
+  uint64_t duplicates_received = 0;
+  uint64_t failed_qps = 0; // retry count exhausted
+  uint64_t rejected_packets = 0; // malformed or unknown connection
+};
+
+} // namespace mroce::sim

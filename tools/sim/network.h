@@ -1,0 +1,223 @@
+// The fabric: hosts, switches, ports, links, and the event loop that moves
+// packets between them.
+//
+// Each port owns the channel it transmits on.  A packet costs two events per
+// hop: the end of its serialisation (the port is free again) and its arrival
+// at the far end (after propagation plus the receiving node's processing
+// delay).  Switches forward by destination host with ECMP over equal-cost
+// next hops; hosts hand packets to their Transport and poll it when a port
+// goes idle.
+#pragma once
+
+#include "event_queue.h"
+#include "fifo.h"
+#include "link.h"
+#include "metrics.h"
+#include "packet.h"
+#include "rng.h"
+#include "sim_time.h"
+#include "transport.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mroce::sim {
+
+struct SwitchParams {
+  uint64_t buffer_bytes = 1ull << 20; // per output port; per ingress port with PFC
+  uint64_t ecn_k_bytes = 100ull << 10; // mark CE on ECT data above this depth
+  uint64_t ecn_kmax_bytes = 0; // > ecn_k: mark with probability rising to ecn_pmax
+  double ecn_pmax = 1.0;
+  Time latency = 500 * kNs; // forwarding delay, added on arrival
+  bool pfc = false;
+  uint64_t pfc_xoff_bytes = 0; // pause upstream above this ingress occupancy
+  uint64_t pfc_xon_bytes = 0; // resume below this
+};
+
+struct HostParams {
+  Time tx_overhead = 0; // minimum time a NIC port spends per packet sent
+  Time rx_delay = 200 * kNs; // NIC receive processing before the transport sees it
+};
+
+struct FabricParams {
+  SwitchParams sw;
+  HostParams host;
+  uint64_t seed = 1;
+  bool ecmp_seed_per_switch = true; // false: every switch hashes alike (polarisation)
+  Time reroute_delay = kNever; // routes recomputed this long after a link change
+};
+
+enum class NodeKind : uint8_t { kHost, kSwitch };
+
+struct Port {
+  uint32_t node = 0;
+  uint32_t index = 0; // position in the node's port list (= plane on hosts)
+  uint32_t peer = 0; // global index of the port at the other end
+  Channel ch; // the direction this port transmits on
+  Time arrive_delay = 0; // ch.delay + the peer node's processing delay
+  bool busy = false; // serialising a packet
+  bool paused = false; // data class held by a PFC pause from downstream
+  Time poll_at = kNever; // hosts: time of the pending transport poll
+  // Switch output queue.
+  PacketFifo fifo[kNumClasses];
+  uint64_t queued_bytes = 0;
+  uint64_t queued_data_bytes = 0;
+  uint64_t max_queued_bytes = 0;
+  // Switch ingress accounting for PFC: data bytes that entered through this
+  // port and are still buffered in the switch.
+  uint64_t ingress_bytes = 0;
+  bool pause_sent = false;
+};
+
+struct Link {
+  uint32_t port_a = 0; // its channel carries a -> b
+  uint32_t port_b = 0; // its channel carries b -> a
+  std::string name;
+};
+
+struct Node {
+  NodeKind kind = NodeKind::kHost;
+  std::string name;
+  uint32_t plane = 0; // switches: the plane they belong to
+  uint32_t id = 0; // host index or switch index
+  std::vector<uint32_t> ports;
+};
+
+// Receives what transports report about application data.
+class AppSink {
+public:
+  virtual ~AppSink() = default;
+  virtual void placed(uint32_t host, uint64_t msg, uint64_t offset, uint64_t len) = 0;
+  virtual void delivered(uint32_t host, uint64_t msg) = 0;
+  virtual void send_complete(uint32_t host, uint64_t msg) = 0;
+};
+
+class HostEnv;
+
+class Network {
+public:
+  explicit Network(const FabricParams &params);
+  ~Network();
+  Network(const Network &) = delete;
+  Network &operator=(const Network &) = delete;
+
+  // --- Construction (before finalize()) ---
+  uint32_t add_host(std::string name);
+  uint32_t add_switch(std::string name, uint32_t plane);
+  // Full-duplex link between nodes a and b; returns the link index.  Host
+  // ports are numbered in the order their links are added.
+  uint32_t connect(uint32_t node_a, uint32_t node_b, uint64_t rate_bps, Time delay);
+  // Computes arrival delays and routes.  Call once, after construction.
+  void finalize();
+
+  // --- Setup before run() ---
+  void set_transport(uint32_t host, Transport *t);
+  // The environment host `host`'s transport must be built with.
+  TransportEnv &env(uint32_t host);
+  void set_app(AppSink *app) { app_ = app; }
+  void schedule_link_state(Time at, uint32_t link, bool up);
+  // Runs fn(ctx) at simulated time `at` (workload starts, test probes).
+  using Callback = void (*)(void *ctx, Time now);
+  void schedule_call(Time at, Callback fn, void *ctx);
+
+  // Runs events until the queue is empty, `until` is passed, or stop() is
+  // called.  Returns the number of events processed by this call.
+  uint64_t run(Time until = kNever);
+  void stop() { stopped_ = true; }
+
+  // --- Inspection ---
+  Time now() const { return now_; }
+  uint64_t events() const { return events_; }
+  size_t pending_events() const { return queue_.size(); }
+  const FabricParams &params() const { return params_; }
+  uint32_t num_hosts() const { return static_cast<uint32_t>(hosts_.size()); }
+  uint32_t host_node(uint32_t host) const { return hosts_[host]; }
+  uint32_t num_host_ports(uint32_t host) const;
+  const std::vector<Node> &nodes() const { return nodes_; }
+  const std::vector<Port> &ports() const { return ports_; }
+  const std::vector<Link> &links() const { return links_; }
+  Port &port(uint32_t idx) { return ports_[idx]; }
+  Channel &channel(uint32_t port) { return ports_[port].ch; }
+  // Link index by name ("a~b", either order), or -1.
+  int find_link(const std::string &name) const;
+  // Equal-cost next hops (global port indices) at a switch towards a host.
+  const std::vector<uint32_t> &next_hops(uint32_t switch_node, uint32_t dst_host) const;
+  // Port a packet with this tuple leaves `switch_node` by, or -1 if no route.
+  int route(uint32_t switch_node, const FiveTuple &tuple) const;
+  uint64_t ecmp_seed(uint32_t switch_node) const { return switches_[nodes_[switch_node].id].ecmp_seed; }
+  void recompute_routes();
+
+  FabricCounters &counters() { return counters_; }
+  const FabricCounters &counters() const { return counters_; }
+  TransportCounters &transport_counters() { return tcounters_; }
+  const TransportCounters &transport_counters() const { return tcounters_; }
+  size_t packets_in_flight() const { return pool_.in_use(); }
+
+private:
+  friend class HostEnv;
+  enum EventType : uint8_t {
+    kEvTxDone, // target = port
+    kEvArrive, // target = receiving port, arg = packet
+    kEvPoll, // target = host port: ask the transport for a packet
+    kEvTimer, // target = host, arg = cookie
+    kEvPfc, // target = port being paused/resumed, arg = 1 pause / 0 resume
+    kEvLink, // target = link, arg = 1 up / 0 down
+    kEvRoute, // recompute routes
+    kEvCall, // arg = index into calls_
+  };
+
+  struct SwitchState {
+    uint64_t ecmp_seed = 0;
+    Rng rng; // ECN marking draws
+    std::vector<uint32_t> route; // dst host -> group index (kNoGroup: none)
+    std::vector<std::vector<uint32_t>> groups;
+  };
+  static constexpr uint32_t kNoGroup = 0xffffffffu;
+
+  void dispatch(const Event &ev);
+  // Puts packet `pkt` on the wire of `port` (which must be idle).
+  void transmit(uint32_t port, uint32_t pkt, Time min_duration);
+  void on_arrive(uint32_t port, uint32_t pkt);
+  void drop(uint32_t pkt, DropReason why);
+  void set_link_state(uint32_t link, bool up);
+  void flush_port(uint32_t port);
+
+  // switch.cc
+  void switch_receive(uint32_t in_port, uint32_t pkt);
+  void switch_enqueue(uint32_t out_port, uint32_t in_port, uint32_t pkt);
+  void switch_start_tx(uint32_t port);
+  void switch_dequeued(uint32_t out_port, const Packet &p);
+  void ingress_release(uint32_t in_port, uint32_t bytes);
+  void send_pfc(uint32_t in_port, bool pause);
+  bool ecn_should_mark(SwitchState &sw, uint64_t depth);
+
+  // host.cc
+  void host_receive(uint32_t port, uint32_t pkt);
+  void host_poll(uint32_t port);
+  void host_kick(uint32_t port);
+
+  FabricParams params_;
+  std::vector<Node> nodes_;
+  std::vector<Port> ports_;
+  std::vector<Link> links_;
+  std::vector<uint32_t> hosts_; // host index -> node
+  std::vector<SwitchState> switches_;
+  std::vector<std::unique_ptr<HostEnv>> envs_;
+  std::vector<Transport *> transports_;
+  std::vector<std::pair<Callback, void *>> calls_;
+  AppSink *app_ = nullptr;
+
+  EventQueue queue_;
+  PacketPool pool_;
+  Time now_ = 0;
+  uint64_t events_ = 0;
+  uint64_t next_serial_ = 0;
+  bool stopped_ = false;
+  bool finalized_ = false;
+  FabricCounters counters_;
+  TransportCounters tcounters_;
+};
+
+} // namespace mroce::sim

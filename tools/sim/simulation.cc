@@ -1,0 +1,182 @@
+#include "simulation.h"
+
+#include "json.h"
+
+namespace mroce::sim {
+
+Simulation::Simulation(const Config &cfg) : cfg_(cfg), net_(cfg.fabric) {}
+
+Simulation::~Simulation() = default;
+
+std::unique_ptr<Simulation> Simulation::create(Config cfg, std::string &err) {
+  err = validate(cfg);
+  if (!err.empty())
+    return nullptr;
+  std::unique_ptr<Simulation> sim(new Simulation(cfg));
+  err = sim->setup();
+  if (!err.empty())
+    return nullptr;
+  return sim;
+}
+
+std::string Simulation::setup() {
+  std::string err = build_topology(cfg_.topo, net_, topo_);
+  if (!err.empty())
+    return err;
+  apply_loss(net_, cfg_.loss_at, cfg_.loss);
+  for (const LinkLoss &l : cfg_.link_losses) {
+    const int link = net_.find_link(l.link);
+    if (link < 0)
+      return "link_loss: no link named \"" + l.link + "\"";
+    net_.channel(net_.links()[link].port_a).set_loss(l.loss);
+    net_.channel(net_.links()[link].port_b).set_loss(l.loss);
+  }
+  for (const LinkEvent &e : cfg_.link_events) {
+    if (e.plane >= 0) {
+      for (uint32_t link : topo_.plane_links[e.plane])
+        net_.schedule_link_state(e.at, link, e.up);
+      continue;
+    }
+    const int link = net_.find_link(e.link);
+    if (link < 0)
+      return std::string(e.up ? "link_up" : "link_down") + ": no link named \"" + e.link + "\"";
+    net_.schedule_link_state(e.at, static_cast<uint32_t>(link), e.up);
+  }
+  WorkloadParams wp;
+  wp.kind = cfg_.workload;
+  wp.hosts = cfg_.topo.hosts;
+  wp.size = cfg_.size;
+  wp.qps_per_pair = cfg_.effective_qps_per_pair();
+  wp.seed = cfg_.fabric.seed;
+  workload_ = make_workload(wp, err);
+  if (!workload_)
+    return err;
+  TransportOptions to;
+  to.rocev2 = cfg_.rocev2;
+  to.paths = cfg_.paths;
+  transports_ = make_transports(cfg_.transport, to, net_, err);
+  if (!transports_)
+    return err;
+  net_.set_app(this);
+  return "";
+}
+
+void Simulation::start(void *ctx, Time) {
+  auto *self = static_cast<Simulation *>(ctx);
+  self->workload_->start(*self);
+}
+
+uint64_t Simulation::post(uint32_t src, uint32_t dst, uint32_t flow, uint64_t bytes, uint32_t tag) {
+  const uint64_t id = msgs_.add(src, dst, flow, bytes, tag, net_.now());
+  transports_->at(src).post(MessageDesc{id, src, dst, flow, bytes});
+  return id;
+}
+
+void Simulation::placed(uint32_t host, uint64_t msg, uint64_t offset, uint64_t len) {
+  msgs_.place(host, msg, offset, len);
+}
+
+void Simulation::delivered(uint32_t host, uint64_t msg) {
+  if (!msgs_.deliver(host, msg, net_.now()))
+    return;
+  workload_->on_delivered(*this, msg);
+  if (workload_->done() && completed_at_ == kNever)
+    completed_at_ = net_.now();
+}
+
+void Simulation::send_complete(uint32_t host, uint64_t msg) {
+  msgs_.send_complete(host, msg, net_.now());
+}
+
+SimResult Simulation::run() {
+  net_.schedule_call(0, &Simulation::start, this);
+  net_.run(cfg_.max_time);
+
+  SimResult r;
+  r.transport = cfg_.transport;
+  r.workload = workload_name(cfg_.workload);
+  r.topology = topology_name(cfg_.topo.kind);
+  r.hosts = cfg_.topo.hosts;
+  r.planes = cfg_.topo.planes;
+  r.paths = cfg_.transport == "rocev2" ? 1 : cfg_.paths;
+  r.qps_per_pair = cfg_.effective_qps_per_pair();
+  r.size = cfg_.size;
+  r.seed = cfg_.fabric.seed;
+  r.loss = cfg_.loss;
+  r.completed = completed_at_ != kNever;
+  r.end_time = net_.now();
+  r.completion_time = r.completed ? completed_at_ : std::max(net_.now(), cfg_.max_time);
+  r.bytes_expected = workload_->bytes_expected();
+  r.messages_expected = workload_->messages_expected();
+  r.receivers = workload_->receivers();
+  r.msgs = msgs_.stats();
+  r.fabric = net_.counters();
+  r.transport_stats = net_.transport_counters();
+  r.events = net_.events();
+  r.packets_in_flight_at_end = net_.packets_in_flight();
+  const double secs = to_seconds(r.completion_time);
+  if (secs > 0) {
+    r.goodput_gbps = static_cast<double>(r.msgs.bytes_delivered) * 8 / secs / 1e9;
+    r.goodput_per_receiver_gbps = r.goodput_gbps / r.receivers;
+    r.line_rate_fraction = r.goodput_per_receiver_gbps * 1e9 /
+                           (static_cast<double>(cfg_.topo.host_rate_bps) * cfg_.topo.planes);
+  }
+  return r;
+}
+
+std::string result_json(const SimResult &r) {
+  JsonWriter j;
+  const FabricCounters &f = r.fabric;
+  const TransportCounters &t = r.transport_stats;
+  j.begin_object();
+  j.field("transport", r.transport).field("workload", r.workload).field("topology", r.topology);
+  j.field("hosts", r.hosts).field("planes", r.planes).field("paths", r.paths);
+  j.field("qps_per_pair", r.qps_per_pair).field("size", r.size).field("seed", r.seed);
+  j.field("loss", r.loss);
+  j.field("completed", r.completed);
+  j.field("completion_time_s", to_seconds(r.completion_time));
+  j.field("goodput_gbps", r.goodput_gbps);
+  j.field("goodput_per_receiver_gbps", r.goodput_per_receiver_gbps);
+  j.field("line_rate_fraction", r.line_rate_fraction);
+  j.field("bytes_expected", r.bytes_expected);
+  j.field("bytes_delivered", r.msgs.bytes_delivered);
+  j.field("bytes_retransmitted", t.bytes_retransmitted);
+  j.field("packets_lost", f.packets_dropped());
+  j.field("events", r.events);
+  j.key("messages").begin_object();
+  j.field("expected", r.messages_expected).field("delivered", r.msgs.messages_delivered);
+  j.field("send_completed", r.msgs.send_completions);
+  j.field("duplicate_bytes", r.msgs.duplicate_bytes);
+  j.field("duplicate_deliveries", r.msgs.duplicate_deliveries);
+  j.field("incomplete_deliveries", r.msgs.incomplete_deliveries);
+  j.field("bad_reports", r.msgs.bad_reports);
+  j.end_object();
+  j.key("fabric").begin_object();
+  j.field("packets_sent", f.packets_sent).field("data_packets_sent", f.data_packets_sent);
+  j.field("wire_bytes_sent", f.wire_bytes_sent).field("payload_bytes_sent", f.payload_bytes_sent);
+  j.field("packets_received", f.packets_received);
+  j.field("payload_bytes_received", f.payload_bytes_received);
+  j.field("payload_bytes_dropped", f.payload_bytes_dropped);
+  j.field("data_packets_lost", f.data_packets_dropped);
+  j.key("drops").begin_object();
+  for (int i = 0; i < kNumDropReasons; ++i)
+    j.field(drop_reason_name(static_cast<DropReason>(i)), f.drops[i]);
+  j.end_object();
+  j.field("ecn_marks", f.ecn_marks).field("pfc_pauses", f.pfc_pauses);
+  j.field("max_queue_bytes", f.max_queue_bytes);
+  j.field("packets_in_flight_at_end", r.packets_in_flight_at_end);
+  j.end_object();
+  j.key("transport_stats").begin_object();
+  j.field("packets_retransmitted", t.packets_retransmitted).field("timeouts", t.timeouts);
+  j.field("naks_sent", t.naks_sent).field("acks_sent", t.acks_sent);
+  j.field("cnps_sent", t.cnps_sent).field("rate_decreases", t.rate_decreases);
+  j.field("out_of_sequence_dropped", t.out_of_sequence_dropped);
+  j.field("duplicates_received", t.duplicates_received);
+  j.field("failed_qps", t.failed_qps).field("rejected", t.rejected_packets);
+  j.end_object();
+  j.field("end_time_s", to_seconds(r.end_time));
+  j.end_object();
+  return j.str();
+}
+
+} // namespace mroce::sim
