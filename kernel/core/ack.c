@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ACKs, both ways.
+ *
+ * Sender: an ACK block says, for one path, "everything below cum_psn, and
+ * these 256 psns above it, arrived".  Newly acknowledged packets leave the
+ * window, their dsn is marked delivered and their stream is told.  Because
+ * a path is ordered, a packet the receiver does not have while it has
+ * dupthresh later ones (or a later one, and an RTT has passed) is lost, not
+ * late: exactly that packet is queued for retransmission.  ECN counts feed
+ * the path's and the connection's congestion control; the RTT sample comes
+ * from the echoed timestamp.
+ *
+ * Receiver: one ACK packet carries a block for every path with news and an
+ * entry for every stream whose frontier moved or that has a NACK.
+ */
+#include "internal.h"
+
+static inline void out_set(struct mroce_path *p, u32 psn)
+{
+	u32 pos = psn % MROCE_PATH_WINDOW;
+
+	p->out_bits[pos / 64] |= 1ull << (pos % 64);
+}
+
+static inline void out_clear(struct mroce_path *p, u32 psn)
+{
+	u32 pos = psn % MROCE_PATH_WINDOW;
+
+	p->out_bits[pos / 64] &= ~(1ull << (pos % 64));
+}
+
+void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
+		     const struct mroce_pktref *ref, u64 now)
+{
+	struct mroce_txent *e = mroce_path_ent(p, p->snd_nxt);
+
+	e->ref = *ref;
+	e->sent_ns = now;
+	e->state = MROCE_TXE_INFLIGHT;
+	out_set(p, p->snd_nxt);
+	p->snd_nxt++;
+	p->inflight += ref->len;
+	p->inflight_pkts++;
+	c->inflight += ref->len;
+	p->last_send_ns = now;
+	p->epoch_sent++;
+}
+
+void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
+			  struct mroce_txent *e)
+{
+	e->state = MROCE_TXE_LOST;
+	p->inflight -= e->ref.len;
+	p->inflight_pkts--;
+	c->inflight -= e->ref.len;
+	p->stats.lost_pkts++;
+	p->epoch_lost++;
+	c->stats.lost++;
+	if (e->ref.st)
+		mroce_retx_push(c, &e->ref);
+}
+
+/* Move snd_una past everything resolved (acknowledged or lost). */
+static void advance_una(struct mroce_path *p)
+{
+	while (p->snd_una != p->snd_nxt &&
+	       mroce_path_ent(p, p->snd_una)->state != MROCE_TXE_INFLIGHT) {
+		out_clear(p, p->snd_una);
+		mroce_path_ent(p, p->snd_una)->state = MROCE_TXE_FREE;
+		p->snd_una++;
+	}
+	if (mroce_seq_lt(p->snd_high, p->snd_una))
+		p->snd_high = p->snd_una;
+}
+
+void mroce_path_lose_all(struct mroce_conn *c, struct mroce_path *p)
+{
+	u32 psn;
+
+	for (psn = p->snd_una; psn != p->snd_nxt; psn++)
+		if (mroce_path_ent(p, psn)->state == MROCE_TXE_INFLIGHT)
+			mroce_path_mark_lost(c, p, mroce_path_ent(p, psn));
+	advance_una(p);
+}
+
+/* One packet acknowledged; returns true if it was news. */
+static bool ent_acked(struct mroce_conn *c, struct mroce_path *p, u32 psn,
+		      u32 *bytes, u64 now)
+{
+	struct mroce_txent *e = mroce_path_ent(p, psn);
+
+	if (e->state == MROCE_TXE_INFLIGHT) {
+		p->inflight -= e->ref.len;
+		p->inflight_pkts--;
+		c->inflight -= e->ref.len;
+	} else if (e->state == MROCE_TXE_LOST) {
+		/* it arrived after all: the dsn check skips the resend */
+		p->stats.spurious++;
+		c->stats.spurious++;
+	} else {
+		return false;
+	}
+	e->state = MROCE_TXE_ACKED;
+	out_clear(p, psn);
+	p->stats.acked_pkts++;
+	p->stats.acked_bytes += e->ref.len;
+	*bytes += e->ref.len;
+	if (mroce_dsn_tx_ack(c, e->ref.dsn) && e->ref.st)
+		mroce_stream_pkt_acked(c, &e->ref, now);
+	return true;
+}
+
+static void detect_losses(struct mroce_conn *c, struct mroce_path *p,
+			  u64 now)
+{
+	u64 reo = p->rtt.srtt ? p->rtt.srtt + p->rtt.srtt / 4 : 0;
+	u32 highest = p->snd_high - 1, psn;
+	struct mroce_txent *e;
+
+	psn = mroce_seq_max(p->lost_scan, p->snd_una);
+	for (; mroce_seq_lt(psn, highest); psn++) {
+		e = mroce_path_ent(p, psn);
+		if (e->state != MROCE_TXE_INFLIGHT)
+			continue;
+		/* older packets fail these tests first: stop at a survivor */
+		if (highest - psn < c->cfg.dupthresh &&
+		    (!reo || now - e->sent_ns < reo))
+			break;
+		mroce_path_mark_lost(c, p, e);
+	}
+	p->lost_scan = psn;
+	advance_una(p);
+}
+
+static void ack_path(struct mroce_conn *c, struct mroce_path *p,
+		     const struct mroce_ack_path *ap, u64 now)
+{
+	u32 cum = ap->cum_psn, bytes = 0, newly = 0, psn, pos, w, top;
+	u64 ring[MROCE_SACK_WORDS], cand, sample;
+	int i;
+
+	/* acknowledging what was never sent is a broken or hostile peer */
+	if (mroce_seq_lt(p->snd_nxt, cum)) {
+		c->stats.rx_drop_ack++;
+		return;
+	}
+	for (psn = p->snd_una; mroce_seq_lt(psn, cum); psn++)
+		newly += ent_acked(c, p, psn, &bytes, now);
+
+	mroce_sack_to_ring(ap->sack, cum + 1, ring);
+	for (w = 0; w < MROCE_SACK_WORDS; w++) {
+		cand = ring[w] & p->out_bits[w];
+		while (cand) {
+			pos = w * 64 + mroce_ctz64(cand);
+			cand &= cand - 1;
+			psn = p->snd_una + ((pos - p->snd_una) % MROCE_PATH_WINDOW);
+			/* the bit must name this psn, not one 256 away */
+			if (psn - cum - 1 >= MROCE_PATH_WINDOW)
+				continue;
+			newly += ent_acked(c, p, psn, &bytes, now);
+		}
+	}
+
+	/* one past the highest psn the receiver has */
+	top = cum;
+	for (i = MROCE_SACK_WORDS - 1; i >= 0; i--) {
+		if (ap->sack[i]) {
+			top = cum + 1 + (u32)i * 64 +
+			      (63 - mroce_clz64(ap->sack[i])) + 1;
+			break;
+		}
+	}
+	if (mroce_seq_lt(p->snd_high, top) && mroce_seq_le(top, p->snd_nxt))
+		p->snd_high = top;
+	advance_una(p);
+	detect_losses(c, p, now);
+
+	/* ECN: the receiver's cumulative counts, newer than what we had */
+	if (mroce_seq_lt(p->peer_rcv, ap->rcv_count)) {
+		u32 dp = ap->rcv_count - p->peer_rcv;
+		u32 dce = ap->ce_count - p->peer_ce;
+
+		if (dce > dp)
+			dce = dp;
+		mroce_cc_on_ecn(&p->cc, dp, dce);
+		mroce_cc_on_ecn(&c->cc, dp, dce);
+		p->stats.ce_pkts += dce;
+		p->peer_rcv = ap->rcv_count;
+		p->peer_ce = ap->ce_count;
+	}
+
+	if (!newly)
+		return;
+	sample = (u32)((u32)now - ap->echo_ts);
+	if (sample > ap->ack_delay)
+		mroce_rtt_sample(&p->rtt, sample - ap->ack_delay,
+				 c->cfg.rto_min_ns, c->cfg.rto_max_ns);
+	mroce_cc_on_ack(&p->cc, bytes);
+	mroce_cc_on_ack(&c->cc, bytes);
+	if (mroce_seq_le(p->wnd_end, p->snd_una)) {
+		mroce_cc_on_window(&p->cc);
+		p->wnd_end = p->snd_nxt;
+	}
+	if (mroce_seq_le(c->cc_wnd_end, c->tx_dsn_una)) {
+		mroce_cc_on_window(&c->cc);
+		c->cc_wnd_end = c->tx_dsn_nxt;
+	}
+	p->last_ack_ns = now;
+	c->last_progress_ns = now;
+	p->rto_count = 0;
+	p->tlp_armed = 1;
+	if (p->state == MROCE_PATH_SUSPECT) {
+		p->state = MROCE_PATH_ACTIVE;
+		p->state_since = now;
+	}
+}
+
+void mroce_ack_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		  const void *buf, u64 now)
+{
+	struct mroce_ack_path ap;
+	struct mroce_ack_stream e;
+	struct mroce_stream *st;
+	unsigned int i;
+
+	if (pkt->ack.rate_hint)
+		c->rate_hint = pkt->ack.rate_hint;
+	for (i = 0; i < pkt->ack.npaths; i++) {
+		mroce_wire_ack_path(buf, pkt, i, &ap);
+		if (ap.path >= c->npaths) {
+			c->stats.rx_drop_ack++;
+			continue;
+		}
+		ack_path(c, &c->paths[ap.path], &ap, now);
+	}
+	for (i = 0; i < pkt->ack.nstreams; i++) {
+		mroce_wire_ack_stream(buf, pkt, i, &e);
+		st = c->ops->stream_lookup(c->ctx, c, e.stream);
+		if (!st || st->conn != c) {
+			c->stats.rx_drop_stream++;
+			continue;
+		}
+		mroce_stream_on_entry(c, st, &e, now);
+	}
+}
+
+/* Pick the path an ACK leaves on: the one it mostly answers, if alive. */
+static struct mroce_path *ack_path_out(struct mroce_conn *c, u32 hint)
+{
+	u32 i;
+
+	if (hint < c->npaths && c->paths[hint].state == MROCE_PATH_ACTIVE)
+		return &c->paths[hint];
+	for (i = 0; i < c->npaths; i++)
+		if (c->paths[i].state == MROCE_PATH_ACTIVE)
+			return &c->paths[i];
+	return &c->paths[hint < c->npaths ? hint : 0];
+}
+
+u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
+		    struct mroce_tx *tx)
+{
+	u32 off = MROCE_HDR_LEN + MROCE_ACK_EXT_LEN, np = 0, ns = 0, first = 0;
+	struct mroce_ack_stream e;
+	struct mroce_ack_path ap;
+	struct mroce_stream *st;
+	struct mroce_path *p;
+	struct mroce_pkt pkt;
+	u64 mask = c->ack_mask;
+
+	memset(&pkt, 0, sizeof(pkt));
+	while (mask && off + MROCE_ACK_PATH_LEN <= cap) {
+		p = &c->paths[mroce_ctz64(mask)];
+		mask &= mask - 1;
+		if (!np)
+			first = p->id;
+		mroce_sack_fill(p, &ap, now);
+		mroce_wire_put_ack_path(&ap, buf + off);
+		off += MROCE_ACK_PATH_LEN;
+		np++;
+		c->ack_mask &= ~(1ull << p->id);
+		p->rcv_unacked = 0;
+		if (p->rcv_ce_seen)
+			pkt.hdr.flags |= MROCE_F_ECE;
+		p->rcv_ce_seen = 0;
+	}
+	while (c->norphan && ns < 255 && off + MROCE_ACK_STREAM_LEN <= cap) {
+		mroce_wire_put_ack_stream(&c->orphan[--c->norphan], buf + off);
+		off += MROCE_ACK_STREAM_LEN;
+		ns++;
+	}
+	while (!mroce_list_empty(&c->ackq) && ns < 255 &&
+	       off + MROCE_ACK_STREAM_LEN <= cap) {
+		st = mroce_list_entry(c->ackq.next, struct mroce_stream, ackq);
+		mroce_list_del(&st->ackq);
+		mroce_stream_entry(st, &e);
+		mroce_wire_put_ack_stream(&e, buf + off);
+		off += MROCE_ACK_STREAM_LEN;
+		ns++;
+	}
+	if (!c->ack_mask && !c->norphan && mroce_list_empty(&c->ackq)) {
+		c->ack_now = 0;
+		c->ack_at = 0;
+	}
+	if (!np && !ns)
+		return 0;
+
+	p = ack_path_out(c, first);
+	pkt.hdr.opcode = MROCE_OP_ACK;
+	pkt.hdr.dst_conn = c->peer_id;
+	pkt.hdr.src_conn = c->id;
+	pkt.hdr.path = p->id;
+	pkt.hdr.ts = (u32)now;
+	pkt.ack.rate_hint = c->rx_hint;
+	pkt.ack.npaths = (u8)np;
+	pkt.ack.nstreams = (u8)ns;
+	mroce_wire_encode(&pkt, buf);
+
+	memset(tx, 0, sizeof(*tx));
+	tx->hdr_len = off;
+	tx->sport = p->sport;
+	tx->path = p->id;
+	tx->src = MROCE_SRC_NONE;
+	c->stats.tx_acks++;
+	return off;
+}
+
+void mroce_path_replace(struct mroce_conn *c, struct mroce_path *p, u64 now)
+{
+	mroce_path_lose_all(c, p);
+	p->sport = mroce_pick_sport(c);
+	p->state = MROCE_PATH_PROBING;
+	p->state_since = now;
+	p->probe_at = now;
+	p->probes_unanswered = 0;
+	p->rto_count = 0;
+	p->congested_epochs = 0;
+	mroce_cc_init(&p->cc, c->cfg.mss, c->cfg.init_cwnd,
+		      MROCE_PATH_WINDOW * c->cfg.mss);
+	p->stats.replaced++;
+	c->stats.path_replaced++;
+	c->ops->conn_event(c->ctx, c, MROCE_EV_PATH, p->id);
+}
+
+void mroce_path_probe_acked(struct mroce_conn *c, struct mroce_path *p,
+			    u32 echo_ts, u32 delay, u64 now)
+{
+	u32 sample = (u32)now - echo_ts;
+
+	if (sample > delay)
+		mroce_rtt_sample(&p->rtt, sample - delay, c->cfg.rto_min_ns,
+				 c->cfg.rto_max_ns);
+	p->probes_unanswered = 0;
+	if (p->state != MROCE_PATH_PROBING)
+		return;
+	p->state = MROCE_PATH_ACTIVE;
+	p->state_since = now;
+	p->rto_count = 0;
+	p->wnd_end = p->snd_nxt;
+	c->ops->conn_event(c->ctx, c, MROCE_EV_PATH, p->id);
+}

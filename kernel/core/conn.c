@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Connection lifecycle: configuration, the CONNECT/ACCEPT handshake that
+ * exchanges connection ids, nonces and path counts, failure and close.
+ *
+ *   IDLE --open--> CONNECTING --ACCEPT--> ESTABLISHED --CLOSE--> CLOSED
+ *   IDLE --CONNECT--> ESTABLISHED (passive; ACCEPT goes out)
+ *   any --RESET / peer restarted / dead--> FAILED
+ *
+ * Both ends may open at once: each answers the other's CONNECT and both
+ * end up established with each other's ids.
+ */
+#include "internal.h"
+
+const char *const mroce_conn_state_names[5] = {
+	[MROCE_CONN_IDLE]		= "idle",
+	[MROCE_CONN_CONNECTING]		= "connecting",
+	[MROCE_CONN_ESTABLISHED]	= "established",
+	[MROCE_CONN_CLOSED]		= "closed",
+	[MROCE_CONN_FAILED]		= "failed",
+};
+
+void mroce_cfg_default(struct mroce_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->npaths = 4;
+	cfg->mss = 4096;
+	cfg->sport_min = 49152;
+	cfg->sport_max = 65535;
+	cfg->dupthresh = 3;
+	cfg->init_cwnd = 16 * 4096;
+	cfg->conn_init_cwnd = 64 * 4096;
+	cfg->conn_max_cwnd = MROCE_MAX_PATHS * MROCE_PATH_WINDOW * 4096u;
+	cfg->ack_every = 4;
+	cfg->ack_delay_ns = 20000;
+	cfg->rto_init_ns = 4000000;
+	cfg->rto_min_ns = 1000000;
+	cfg->rto_max_ns = 500000000;
+	cfg->tlp_min_ns = 200000;
+	cfg->probe_interval_ns = 2000000;
+	cfg->probe_max = 3;
+	cfg->fail_rtos = 2;
+	cfg->dead_ns = 2000000000ull;
+	cfg->hello_retries = 8;
+	cfg->epoch_ns = 10000000;
+	cfg->bad_loss_permille = 200;
+	cfg->congested_alpha = MROCE_ALPHA_ONE / 2;
+	cfg->congested_epochs = 4;
+	cfg->dsn_window = MROCE_DSN_WINDOW;
+	cfg->pace_burst = 4 * 4096;
+}
+
+size_t mroce_conn_size(u32 npaths)
+{
+	return sizeof(struct mroce_conn) +
+	       (size_t)npaths * sizeof(struct mroce_path) +
+	       (size_t)npaths * MROCE_PATH_WINDOW * sizeof(struct mroce_pktref);
+}
+
+/* xorshift64*: good enough to spread source ports, never for secrets */
+u64 mroce_rand(struct mroce_conn *c)
+{
+	u64 x = c->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	c->rng = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* A source port no other path of this connection uses. */
+u16 mroce_pick_sport(struct mroce_conn *c)
+{
+	u32 span = (u32)c->cfg.sport_max - c->cfg.sport_min + 1;
+	u16 port;
+	u32 i, tries;
+
+	for (tries = 0;; tries++) {
+		port = (u16)(c->cfg.sport_min +
+			     (u32)(mroce_rand(c) >> 32) % span);
+		for (i = 0; i < c->cfg.npaths; i++)
+			if (c->paths[i].sport == port)
+				break;
+		if (i == c->cfg.npaths || tries > 64)
+			return port;
+	}
+}
+
+u64 mroce_conn_rto(const struct mroce_conn *c)
+{
+	u64 rto = 0;
+	u32 i;
+
+	for (i = 0; i < c->npaths; i++) {
+		const struct mroce_path *p = &c->paths[i];
+
+		if (p->state == MROCE_PATH_ACTIVE && (!rto || p->rtt.rto < rto))
+			rto = p->rtt.rto;
+	}
+	if (!rto)
+		rto = c->cfg.rto_init_ns;
+	return MROCE_MAX(rto, c->cfg.rto_min_ns);
+}
+
+static bool cfg_valid(const struct mroce_cfg *cfg)
+{
+	return cfg->npaths >= 1 && cfg->npaths <= MROCE_MAX_PATHS &&
+	       cfg->mss >= 64 && cfg->mss <= 65535 &&
+	       cfg->sport_min && cfg->sport_min <= cfg->sport_max &&
+	       cfg->sport_max - cfg->sport_min + 1u >= cfg->npaths &&
+	       cfg->dupthresh >= 1 && cfg->dupthresh < MROCE_PATH_WINDOW &&
+	       cfg->ack_every >= 1 && cfg->rto_min_ns &&
+	       cfg->rto_min_ns <= cfg->rto_max_ns &&
+	       cfg->dsn_window >= MROCE_PATH_WINDOW &&
+	       cfg->dsn_window <= MROCE_DSN_WINDOW &&
+	       !(cfg->dsn_window & (cfg->dsn_window - 1)) &&
+	       cfg->fail_rtos >= 1 && cfg->probe_max >= 1;
+}
+
+int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
+		    const struct mroce_ops *ops, void *ctx, u32 id, u64 nonce,
+		    u64 seed, u64 now)
+{
+	u32 i;
+
+	if (!cfg_valid(cfg) || !id || !nonce)
+		return MROCE_EINVAL;
+	memset(c, 0, sizeof(*c));
+	c->ops = ops;
+	c->ctx = ctx;
+	c->cfg = *cfg;
+	c->id = id;
+	c->nonce = nonce;
+	c->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
+	c->state = MROCE_CONN_IDLE;
+	c->npaths = cfg->npaths;
+	c->tx_dsn_window = cfg->dsn_window;
+	c->rate_hint = MROCE_RATE_NONE;
+	c->rx_hint = MROCE_RATE_NONE;
+	c->last_progress_ns = now;
+	mroce_cc_init(&c->cc, cfg->mss, cfg->conn_init_cwnd,
+		      cfg->conn_max_cwnd);
+	mroce_list_init(&c->share_node);
+	mroce_list_init(&c->streams);
+	mroce_list_init(&c->sched);
+	mroce_list_init(&c->ackq);
+	mroce_list_init(&c->waitq);
+	mroce_list_init(&c->pollq);
+	for (i = 0; i < cfg->npaths; i++)
+		c->paths[i].sport = 0;
+	for (i = 0; i < cfg->npaths; i++)
+		mroce_path_init(&c->paths[i], (u16)i, mroce_pick_sport(c),
+				cfg->mss, cfg->init_cwnd, cfg->rto_init_ns, now);
+	c->retx = (struct mroce_pktref *)&c->paths[cfg->npaths];
+	c->retx_cap = cfg->npaths * MROCE_PATH_WINDOW;
+	return 0;
+}
+
+void mroce_conn_open(struct mroce_conn *c, u64 now)
+{
+	if (c->state != MROCE_CONN_IDLE)
+		return;
+	c->state = MROCE_CONN_CONNECTING;
+	c->hello_at = now;
+	c->hello_tries = 0;
+}
+
+void mroce_conn_close(struct mroce_conn *c)
+{
+	if (c->state == MROCE_CONN_ESTABLISHED)
+		c->close_pending = 1;
+	c->state = MROCE_CONN_CLOSED;
+}
+
+void mroce_conn_fail(struct mroce_conn *c, u32 reason)
+{
+	struct mroce_list *pos, *next;
+
+	if (c->state == MROCE_CONN_FAILED)
+		return;
+	c->state = MROCE_CONN_FAILED;
+	c->fail_reason = reason;
+	/*
+	 * Every stream loses its peer: fail the oldest message (verbs sees
+	 * retry exceeded); the caller then flushes the rest.
+	 */
+	for (pos = c->streams.next; pos != &c->streams; pos = next) {
+		struct mroce_stream *st =
+			mroce_list_entry(pos, struct mroce_stream, node);
+
+		next = pos->next;
+		if (st->state != MROCE_STREAM_ACTIVE)
+			continue;
+		st->state = MROCE_STREAM_ERROR;
+		if (st->tx_una != st->tx_end) {
+			struct mroce_txmsg *t = mroce_txmsg(st, st->tx_una);
+
+			t->state = MROCE_TXM_FREE;
+			st->tx_una++;
+			c->ops->send_done(c->ctx, st, t->m.cookie,
+					  MROCE_WC_RETRY_EXC);
+		}
+		c->ops->stream_error(c->ctx, st, MROCE_WC_RETRY_EXC);
+	}
+	c->ops->conn_event(c->ctx, c, MROCE_EV_FAILED, reason);
+}
+
+/* Adopt the peer's parameters from a CONNECT or ACCEPT. */
+static void adopt_peer(struct mroce_conn *c, const struct mroce_pkt *pkt)
+{
+	c->peer_id = pkt->hdr.src_conn;
+	c->peer_nonce = pkt->hello.nonce;
+	c->npaths = MROCE_MIN(c->cfg.npaths, (u32)pkt->hello.max_paths);
+	c->tx_dsn_window = MROCE_MIN(c->cfg.dsn_window,
+				     pkt->hello.dsn_window);
+}
+
+static void establish(struct mroce_conn *c, u64 now)
+{
+	c->state = MROCE_CONN_ESTABLISHED;
+	c->last_progress_ns = now;
+	c->ops->conn_event(c->ctx, c, MROCE_EV_ESTABLISHED, 0);
+}
+
+void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
+			 u64 now)
+{
+	const struct mroce_hello *hl = &pkt->hello;
+
+	if (pkt->hdr.opcode == MROCE_OP_CONNECT) {
+		switch (c->state) {
+		case MROCE_CONN_IDLE:
+		case MROCE_CONN_CONNECTING:	/* simultaneous open */
+			adopt_peer(c, pkt);
+			c->accept_pending = 1;
+			establish(c, now);
+			return;
+		case MROCE_CONN_ESTABLISHED:
+			if (hl->nonce == c->peer_nonce &&
+			    pkt->hdr.src_conn == c->peer_id) {
+				c->accept_pending = 1;	/* our ACCEPT was lost */
+				return;
+			}
+			/* the peer restarted: what we had with it is gone */
+			mroce_conn_fail(c, MROCE_RESET_CLOSED);
+			return;
+		default:
+			c->stats.rx_drop_state++;
+			return;
+		}
+	}
+
+	/* ACCEPT: must answer our CONNECT */
+	if (hl->echo_nonce != c->nonce) {
+		c->stats.rx_drop_state++;
+		return;
+	}
+	if (c->state == MROCE_CONN_CONNECTING) {
+		adopt_peer(c, pkt);
+		establish(c, now);
+	} else if (c->state != MROCE_CONN_ESTABLISHED ||
+		   pkt->hdr.src_conn != c->peer_id) {
+		c->stats.rx_drop_state++;
+	}
+}
+
+u32 mroce_reset_reply(const struct mroce_pkt *pkt, u32 reason, void *buf)
+{
+	struct mroce_pkt out;
+
+	if (pkt->hdr.opcode == MROCE_OP_RESET || !pkt->hdr.src_conn)
+		return 0;
+	memset(&out, 0, sizeof(out));
+	out.hdr.opcode = MROCE_OP_RESET;
+	out.hdr.dst_conn = pkt->hdr.src_conn;
+	out.hdr.src_conn = pkt->hdr.dst_conn;
+	out.hdr.path = pkt->hdr.path;
+	out.reset.reason = reason;
+	return mroce_wire_encode(&out, buf);
+}
+
+void mroce_waitq_arm(struct mroce_conn *c, struct mroce_stream *st, u64 at)
+{
+	if (!st->wake_at || at < st->wake_at)
+		st->wake_at = at;
+	if (!mroce_list_linked(&st->waitq))
+		mroce_list_add_tail(&st->waitq, &c->waitq);
+}
+
+void mroce_orphan_nack(struct mroce_conn *c, const struct mroce_hdr *h)
+{
+	struct mroce_ack_stream *e;
+	unsigned int i;
+
+	for (i = 0; i < c->norphan; i++)
+		if (c->orphan[i].stream == h->src_stream &&
+		    c->orphan[i].nack_msn == h->msn)
+			goto out;
+	if (c->norphan == MROCE_ARRAY_SIZE(c->orphan))
+		goto out;	/* the sender retries; we answer then */
+	e = &c->orphan[c->norphan++];
+	memset(e, 0, sizeof(*e));
+	e->stream = h->src_stream;
+	e->msn = h->msn;
+	e->nack_msn = h->msn;
+	e->status = MROCE_ST_NO_STREAM;
+	e->attempt = h->attempt;
+out:
+	c->ack_now = 1;
+}

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A connection joins two endpoints (local device, remote address).  It owns
+ * the paths, the data sequence (dsn) that makes every packet exactly-once,
+ * the connection-wide congestion window and pacer, and multiplexes the
+ * streams (QPs) between the two endpoints.  State is O(paths), whatever the
+ * number of streams.
+ *
+ * The core is sans-I/O.  The caller (kernel glue, test harness, simulator):
+ *  - feeds received packets:      mroce_conn_rx()
+ *  - drains packets to transmit:  mroce_conn_poll_tx() until it says so
+ *  - arms one timer per connection at mroce_conn_next_timer() and calls
+ *    mroce_conn_on_timer() when it fires
+ *  - serialises all calls for one connection and everything reachable from
+ *    it (its streams); different connections are independent.
+ * Memory placement, completions and stream lookups are callbacks (ops).
+ */
+#ifndef MROCE_CORE_CONN_H
+#define MROCE_CORE_CONN_H
+
+#include "platform.h"
+#include "wire.h"
+#include "list.h"
+#include "cc.h"
+#include "path.h"
+#include "stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct mroce_share;
+
+/* What the responder glue is asked to do with a packet's payload. */
+enum mroce_place_kind {
+	MROCE_PLACE_WRITE,	/* at (rkey, va + offset); whole message checked */
+	MROCE_PLACE_SEND,	/* into the claimed receive at offset */
+	MROCE_PLACE_READ_RESP,	/* into the requester's READ message */
+	MROCE_PLACE_ATOMIC_RESP, /* 8-byte original value into the ATOMIC's buffer */
+};
+
+struct mroce_place {
+	u8 kind;
+	u32 rkey;	/* WRITE */
+	u64 va;		/* WRITE: message base address */
+	u32 total;	/* message length (validate the whole range) */
+	u32 offset;	/* of this payload within the message */
+	u32 len;
+	u64 cookie;	/* SEND: claimed receive; *_RESP: the posted message */
+	u64 value;	/* ATOMIC_RESP: original value, host order */
+};
+
+struct mroce_atomic {
+	u8 op;		/* MROCE_OP_CMP_SWAP or MROCE_OP_FETCH_ADD */
+	u32 rkey;
+	u64 va;
+	u64 swap_add;
+	u64 compare;
+};
+
+struct mroce_recv_done {
+	u64 cookie;
+	u32 byte_len;
+	u32 imm;
+	u8 op;		/* MROCE_OP_SEND, _SEND_IMM or _WRITE_IMM */
+	u8 status;	/* enum mroce_wc */
+	u8 solicited;
+};
+
+enum mroce_conn_event {
+	MROCE_EV_ESTABLISHED,
+	MROCE_EV_FAILED,	/* peer unreachable, reset or restarted */
+	MROCE_EV_CLOSED,	/* peer closed */
+	MROCE_EV_PATH,		/* a path changed state or port (telemetry) */
+};
+
+/*
+ * Callbacks into the caller.  Status-returning ones return an enum
+ * mroce_status (MROCE_ST_OK on success).  None may call back into the core
+ * for the same connection.
+ */
+struct mroce_ops {
+	/* Local stream @id, or NULL.  The core checks that it belongs here. */
+	struct mroce_stream *(*stream_lookup)(void *ctx, struct mroce_conn *c,
+					      u32 id);
+	/*
+	 * Take the receive for message number @rsn of @st (a SEND* or
+	 * WRITE_IMM of @total bytes).  RNR when none is posted; INVALID when
+	 * it is too small for @total.
+	 */
+	int (*recv_claim)(void *ctx, struct mroce_stream *st, u32 rsn,
+			  u32 total, u64 *cookie);
+	/* Copy @pl->len payload bytes from the caller's packet @pctx at @off. */
+	int (*place)(void *ctx, struct mroce_stream *st,
+		     const struct mroce_place *pl, const void *pctx, u32 off);
+	/* May the peer read [va, va + len) with @rkey? */
+	int (*read_check)(void *ctx, struct mroce_stream *st, u32 rkey, u64 va,
+			  u32 len);
+	/* Execute an atomic on local memory; *orig gets the old value. */
+	int (*atomic)(void *ctx, struct mroce_stream *st,
+		      const struct mroce_atomic *a, u64 *orig);
+	/* A posted message completed (in posting order). */
+	void (*send_done)(void *ctx, struct mroce_stream *st, u64 cookie,
+			  int wc_status);
+	/* A receive completed (in message order). */
+	void (*recv_done)(void *ctx, struct mroce_stream *st,
+			  const struct mroce_recv_done *rd);
+	/* The stream hit a fatal error (verbs: move the QP to ERR). */
+	void (*stream_error)(void *ctx, struct mroce_stream *st, int wc_status);
+	void (*conn_event)(void *ctx, struct mroce_conn *c, int event, u32 arg);
+};
+
+struct mroce_cfg {
+	u32 npaths;		/* paths we open, 1..MROCE_MAX_PATHS */
+	u32 mss;		/* max payload per packet */
+	u16 sport_min;		/* source-port pool for paths, inclusive */
+	u16 sport_max;
+	u32 dupthresh;		/* psn distance that proves a loss */
+	u32 init_cwnd;		/* bytes, per path */
+	u32 conn_init_cwnd;	/* bytes, whole connection */
+	u32 conn_max_cwnd;
+	u32 ack_every;		/* ACK a path after this many packets */
+	u64 ack_delay_ns;	/* ... or this long after the first of them */
+	u64 rto_init_ns;
+	u64 rto_min_ns;
+	u64 rto_max_ns;
+	u64 tlp_min_ns;
+	u64 probe_interval_ns;
+	u32 probe_max;		/* unanswered probes before a new port */
+	u32 fail_rtos;		/* consecutive RTOs that fail a path */
+	u64 dead_ns;		/* no progress this long: peer unreachable */
+	u32 hello_retries;
+	u64 epoch_ns;		/* path health epoch */
+	u32 bad_loss_permille;	/* a path losing this much more than the
+				 * connection's average is replaced */
+	u32 congested_alpha;	/* alpha above which a path is congested */
+	u32 congested_epochs;	/* ... for this many epochs: replaced */
+	u32 dsn_window;		/* our receive dsn window (pow2) */
+	u32 pace_burst;		/* bytes the pacer lets go back to back */
+};
+
+void mroce_cfg_default(struct mroce_cfg *cfg);
+
+enum mroce_conn_state {
+	MROCE_CONN_IDLE,
+	MROCE_CONN_CONNECTING,	/* CONNECT sent, waiting for ACCEPT */
+	MROCE_CONN_ESTABLISHED,
+	MROCE_CONN_CLOSED,
+	MROCE_CONN_FAILED,
+};
+
+extern const char *const mroce_conn_state_names[5];
+
+/* Counters; rx_drop_* are packets refused after decoding. */
+struct mroce_conn_stats {
+	u64 rx_pkts;
+	u64 rx_bytes;
+	u64 rx_data;
+	u64 rx_acks;
+	u64 rx_dup_dsn;		/* already received: not placed again */
+	u64 rx_drop_state;	/* wrong connection state for the opcode */
+	u64 rx_drop_path;	/* path id beyond the negotiated count */
+	u64 rx_drop_dsn;	/* dsn outside the window */
+	u64 rx_drop_stream;	/* no such stream / not ours */
+	u64 rx_drop_ack;	/* ACK block inconsistent with what we sent */
+	u64 tx_pkts;
+	u64 tx_bytes;
+	u64 tx_data;
+	u64 tx_retx;
+	u64 tx_acks;
+	u64 tx_ctrl;
+	u64 lost;
+	u64 spurious;
+	u64 rtos;
+	u64 tlps;
+	u64 path_replaced;
+	u64 pace_waits;
+	u64 hint_limited;
+};
+
+#define MROCE_TX_BUF_MIN	(MROCE_MAX_HDR_LEN + MROCE_ACK_PATH_LEN + \
+				 MROCE_ACK_STREAM_LEN)
+
+struct mroce_conn {
+	const struct mroce_ops *ops;
+	void *ctx;
+	struct mroce_cfg cfg;
+	u32 id;			/* ours; the peer puts it in dst_conn */
+	u32 peer_id;
+	u64 nonce;
+	u64 peer_nonce;
+	u8 state;
+	u8 accept_pending;	/* answer a CONNECT */
+	u8 close_pending;
+	u32 npaths;		/* min(ours, peer's) once established */
+	u32 fail_reason;
+	u64 rng;
+	u64 hello_at;
+	u32 hello_tries;
+	u64 last_progress_ns;	/* last ACK that acknowledged data */
+
+	/* exactly-once: data sequence numbers */
+	u32 tx_dsn_nxt;
+	u32 tx_dsn_una;
+	u32 tx_dsn_window;	/* the peer's receive window */
+	u32 rx_dsn_base;	/* every dsn below has been received */
+	u64 tx_dsn_acked[MROCE_DSN_WINDOW / 64];
+	u64 rx_dsn_bits[MROCE_DSN_WINDOW / 64];
+
+	/* connection-wide congestion window, pacing, receiver hint */
+	struct mroce_cc cc;
+	u32 cc_wnd_end;		/* tx dsn that closes the window */
+	u32 inflight;		/* bytes in flight on all paths */
+	u32 rate_hint;		/* from the peer, 1000 B/s; NONE = no limit */
+	u64 pace_next_ns;
+
+	/* receiver: fair share among our senders (share.c) */
+	struct mroce_share *share;
+	struct mroce_list share_node;
+	u64 rx_data_bytes;	/* payload received, only ever grows */
+	u64 share_prev;		/* rx_data_bytes at the last epoch */
+	u64 share_rate;		/* bytes/s measured in the last epoch */
+	u32 rx_hint;		/* what we tell the peer */
+
+	/* scheduling */
+	u32 rr_path;
+	struct mroce_list streams;
+	struct mroce_list sched;
+	struct mroce_list ackq;
+	struct mroce_list waitq;
+	struct mroce_list pollq;
+	u64 ack_mask;		/* paths with something to acknowledge */
+	u64 probe_ack_mask;	/* paths owing a PROBE_ACK */
+	u64 ack_at;		/* earliest delayed-ACK deadline (0: none) */
+	u8 ack_now;
+	u8 norphan;
+	/* NACKs for packets that named no stream of ours */
+	struct mroce_ack_stream orphan[4];
+
+	/* retransmission queue: lost packets in detection order */
+	u32 retx_head;
+	u32 retx_tail;
+	u32 retx_cap;
+	struct mroce_pktref *retx;
+
+	struct mroce_conn_stats stats;
+	struct mroce_path paths[];	/* cfg.npaths, then retx entries */
+};
+
+/* Bytes the caller must provide for a connection of @npaths paths. */
+size_t mroce_conn_size(u32 npaths);
+
+/*
+ * Initialise @c in caller memory of mroce_conn_size(cfg->npaths) bytes.
+ * @id: our non-zero connection id; @nonce: non-zero, unique per boot of
+ * this endpoint; @seed: randomness for source ports.
+ */
+int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
+		    const struct mroce_ops *ops, void *ctx, u32 id, u64 nonce,
+		    u64 seed, u64 now);
+
+/* Active open: start the handshake (CONNECT goes out on poll_tx). */
+void mroce_conn_open(struct mroce_conn *c, u64 now);
+
+/* Orderly close: a CLOSE is sent, streams must already be detached. */
+void mroce_conn_close(struct mroce_conn *c);
+
+struct mroce_rx_meta {
+	const void *pctx;	/* caller's packet handle for placement */
+	u8 ce;			/* the IP header carried ECN CE */
+};
+
+/*
+ * Process one decoded packet addressed to @c (hdr.dst_conn == c->id, or a
+ * CONNECT the caller routed here).  @buf holds the header and, for ACKs,
+ * the blocks.
+ */
+void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		   const void *buf, const struct mroce_rx_meta *m, u64 now);
+
+/* Where a packet's payload comes from: the caller copies it. */
+enum mroce_src {
+	MROCE_SRC_NONE,
+	MROCE_SRC_SQ,		/* posted message (st, cookie) at offset */
+	MROCE_SRC_READ,		/* local memory (rkey, va + offset) */
+};
+
+struct mroce_tx {
+	u32 hdr_len;		/* bytes the core wrote at the buffer */
+	u16 sport;		/* UDP source port: the path */
+	u16 path;
+	u8 ect;			/* mark ECT(0) in the IP header */
+	u8 src;			/* enum mroce_src */
+	struct mroce_stream *st;
+	u64 cookie;
+	u64 va;
+	u32 rkey;
+	u32 offset;
+	u32 len;		/* payload bytes to append */
+};
+
+enum mroce_poll {
+	MROCE_POLL_IDLE,	/* nothing to send until new input */
+	MROCE_POLL_PACKET,	/* @tx describes a packet; poll again */
+	MROCE_POLL_WAIT,	/* paced: try again at next_timer */
+};
+
+/*
+ * Produce the next packet.  The header goes to @buf (@cap bytes, at least
+ * MROCE_TX_BUF_MIN; ACKs use as much as fits), the payload is described in
+ * @tx.  The caller must send it; if it cannot, it should treat the packet
+ * as lost on the wire (retransmission covers it).
+ */
+enum mroce_poll mroce_conn_poll_tx(struct mroce_conn *c, u64 now, void *buf,
+				   u32 cap, struct mroce_tx *tx);
+
+/* Absolute time of the next timer event, or 0 when none is armed. */
+u64 mroce_conn_next_timer(const struct mroce_conn *c);
+
+/* Run whatever timers expired at @now. */
+void mroce_conn_on_timer(struct mroce_conn *c, u64 now);
+
+/* True while the connection still has data or control to deliver. */
+bool mroce_conn_busy(const struct mroce_conn *c);
+
+/*
+ * Build a RESET answering @pkt, for a packet whose dst_conn matched no
+ * connection.  Returns the length written to @buf (MROCE_HDR_LEN +
+ * MROCE_RESET_EXC_LEN), or 0 when no answer is due (never answer a RESET).
+ */
+u32 mroce_reset_reply(const struct mroce_pkt *pkt, u32 reason, void *buf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MROCE_CORE_CONN_H */

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Functions the core's files share with each other and nobody else.
+ * Data flows: rx.c dispatches a packet to stream.c (placement, frontier) or
+ * ack.c (scoreboard, loss, congestion); tx.c picks what goes next; timers.c
+ * runs every deadline; conn.c owns setup and teardown.
+ */
+#ifndef MROCE_CORE_INTERNAL_H
+#define MROCE_CORE_INTERNAL_H
+
+#include "conn.h"
+#include "share.h"
+
+/* ---- conn.c ---- */
+void mroce_conn_fail(struct mroce_conn *c, u32 reason);
+void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
+			 u64 now);
+u16 mroce_pick_sport(struct mroce_conn *c);
+/* A timeout for stream-level waits: the smallest RTO of a live path. */
+u64 mroce_conn_rto(const struct mroce_conn *c);
+u64 mroce_rand(struct mroce_conn *c);
+
+/* A stream has packets to send: put it on the scheduler ring. */
+static inline void mroce_sched_add(struct mroce_conn *c,
+				   struct mroce_stream *st)
+{
+	if (!mroce_list_linked(&st->sched))
+		mroce_list_add_tail(&st->sched, &c->sched);
+}
+
+/* A stream entry (frontier / NACK) should go out with the next ACK. */
+static inline void mroce_ackq_add(struct mroce_conn *c,
+				  struct mroce_stream *st, bool now)
+{
+	if (!mroce_list_linked(&st->ackq))
+		mroce_list_add_tail(&st->ackq, &c->ackq);
+	if (now)
+		c->ack_now = 1;
+}
+
+void mroce_waitq_arm(struct mroce_conn *c, struct mroce_stream *st, u64 at);
+
+/* ---- dsn.c: exactly-once bookkeeping ---- */
+bool mroce_dsn_tx_acked(const struct mroce_conn *c, u32 dsn);
+/* Returns true if @dsn was not acknowledged before. */
+bool mroce_dsn_tx_ack(struct mroce_conn *c, u32 dsn);
+
+enum mroce_dsn_rx {
+	MROCE_DSN_NEW,
+	MROCE_DSN_DUP,
+	MROCE_DSN_OUTSIDE,
+};
+
+enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn);
+
+/* ---- stream.c ---- */
+/* Next packet of @st (response jobs first, then posted messages). */
+bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
+		       struct mroce_pktref *ref);
+/* Is a remembered packet still worth (re)sending? */
+bool mroce_pktref_live(const struct mroce_pktref *ref);
+/* Fill the opcode, stream fields and extension of a packet. */
+void mroce_stream_fill(const struct mroce_pktref *ref, struct mroce_pkt *pkt,
+		       struct mroce_tx *tx);
+/* A packet of @ref was acknowledged on a path (exactly once per dsn). */
+void mroce_stream_pkt_acked(struct mroce_conn *c,
+			    const struct mroce_pktref *ref, u64 now);
+void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
+		     const struct mroce_pkt *pkt, const struct mroce_rx_meta *m,
+		     u64 now);
+void mroce_stream_rx_advance(struct mroce_conn *c, struct mroce_stream *st,
+			     u64 now);
+void mroce_stream_rx_resp(struct mroce_conn *c, struct mroce_stream *st,
+			  const struct mroce_pkt *pkt,
+			  const struct mroce_rx_meta *m, u64 now);
+void mroce_stream_on_entry(struct mroce_conn *c, struct mroce_stream *st,
+			   const struct mroce_ack_stream *e, u64 now);
+void mroce_stream_entry(struct mroce_stream *st, struct mroce_ack_stream *e);
+void mroce_stream_on_wake(struct mroce_conn *c, struct mroce_stream *st,
+			  u64 now);
+bool mroce_stream_has_tx(const struct mroce_stream *st);
+
+/* ---- ack.c ---- */
+void mroce_ack_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		  const void *buf, u64 now);
+u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
+		    struct mroce_tx *tx);
+void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
+		     const struct mroce_pktref *ref, u64 now);
+void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
+			  struct mroce_txent *e);
+/* Resolve every in-flight packet of @p as lost (timeout, new route). */
+void mroce_path_lose_all(struct mroce_conn *c, struct mroce_path *p);
+void mroce_path_replace(struct mroce_conn *c, struct mroce_path *p, u64 now);
+void mroce_path_probe_acked(struct mroce_conn *c, struct mroce_path *p,
+			    u32 echo_ts, u32 delay, u64 now);
+
+/* ---- tx.c ---- */
+void mroce_retx_push(struct mroce_conn *c, const struct mroce_pktref *ref);
+bool mroce_conn_has_work(const struct mroce_conn *c);
+
+/* A stream that failed orphan NACK, for packets to an unknown stream. */
+void mroce_orphan_nack(struct mroce_conn *c, const struct mroce_hdr *h);
+
+/* Map a wire status (NACK reason) to a completion status. */
+u8 mroce_status_to_wc(u8 status);
+
+#endif /* MROCE_CORE_INTERNAL_H */

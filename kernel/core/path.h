@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A path is one UDP source port of a connection: the fabric's ECMP hash
+ * pins it to one route, so packets on a path stay in order and a gap in its
+ * sequence is loss, not reordering.  Each path has two halves:
+ *
+ *  - sender: its own packet sequence (psn), a ring of the packets in flight
+ *    (the SACK scoreboard), RTT estimate, congestion window, telemetry and
+ *    health state (active / suspect / failed / probing);
+ *  - receiver: the cumulative psn and 256-bit SACK bitmap of what the peer
+ *    sent on its path with the same id, and the pending-ACK bookkeeping.
+ */
+#ifndef MROCE_CORE_PATH_H
+#define MROCE_CORE_PATH_H
+
+#include "platform.h"
+#include "wire.h"
+#include "cc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct mroce_stream;
+
+enum mroce_path_state {
+	MROCE_PATH_ACTIVE,	/* carries data */
+	MROCE_PATH_SUSPECT,	/* timed out once: one packet at a time */
+	MROCE_PATH_FAILED,	/* declared dead; a new source port is chosen */
+	MROCE_PATH_PROBING,	/* new or revived route: probes only */
+};
+
+extern const char *const mroce_path_state_names[4];
+
+/* What an in-flight packet carried, so it can be rebuilt if lost. */
+enum mroce_txent_kind {
+	MROCE_TXE_SQ,		/* a packet of a send-queue message */
+	MROCE_TXE_RESP,		/* a READ or ATOMIC response packet */
+};
+
+enum mroce_txent_state {
+	MROCE_TXE_FREE,
+	MROCE_TXE_INFLIGHT,
+	MROCE_TXE_ACKED,
+	MROCE_TXE_LOST,		/* resolved: queued for retransmission */
+};
+
+#define MROCE_TXE_LAST		0x01	/* last packet of its message */
+
+/* One packet of a stream, as remembered for retransmission. */
+struct mroce_pktref {
+	struct mroce_stream *st;
+	u32 msn;
+	u32 offset;
+	u32 len;
+	u32 dsn;
+	u8 kind;
+	u8 attempt;
+	u8 flags;
+	u8 resp;	/* MROCE_TXE_RESP: index of the response job */
+};
+
+struct mroce_txent {
+	struct mroce_pktref ref;
+	u64 sent_ns;
+	u8 state;
+};
+
+struct mroce_rtt {
+	u64 srtt;	/* ns, 0 until the first sample */
+	u64 rttvar;
+	u64 min_rtt;
+	u64 rto;
+	u64 latest;
+	u32 samples;
+};
+
+struct mroce_path_stats {
+	u64 tx_pkts;
+	u64 tx_bytes;
+	u64 retx_pkts;		/* retransmissions sent on this path */
+	u64 lost_pkts;		/* packets of this path declared lost */
+	u64 spurious;		/* declared lost, then acknowledged */
+	u64 acked_pkts;
+	u64 acked_bytes;
+	u64 ce_pkts;		/* CE marks the peer reported */
+	u64 rtos;
+	u64 tlps;
+	u64 replaced;		/* source port changes */
+	u64 probes;
+	u64 rx_pkts;		/* receiver half */
+	u64 rx_dup;
+	u64 rx_late;		/* psn below the cumulative point */
+	u64 rx_ce;
+};
+
+struct mroce_path {
+	u16 id;
+	u16 sport;
+	u8 state;
+	u8 rto_count;		/* consecutive timeouts */
+	u8 probes_unanswered;
+	u8 tlp_armed;		/* a tail-loss probe may fire */
+
+	/* ---- sender half ---- */
+	u32 snd_una;		/* oldest unresolved psn */
+	u32 snd_nxt;		/* next psn to send */
+	u32 snd_high;		/* one past the highest psn acknowledged */
+	u32 lost_scan;		/* loss detection resumes here */
+	u32 inflight;		/* bytes in flight (not acked, not lost) */
+	u32 inflight_pkts;
+	u32 wnd_end;		/* psn closing the CC observation window */
+	u64 out_bits[MROCE_SACK_WORDS];	/* unacked psns, bit psn % 256 */
+	u32 peer_ce;		/* last cumulative counts from the peer */
+	u32 peer_rcv;
+	u64 last_send_ns;
+	u64 last_ack_ns;	/* last ACK that acknowledged something */
+	u64 probe_at;		/* PROBING: next probe */
+	u64 state_since;
+	u64 epoch_start;	/* health epoch (loss / ECN telemetry) */
+	u32 epoch_sent;
+	u32 epoch_lost;
+	u32 congested_epochs;	/* consecutive epochs with heavy marking */
+	struct mroce_rtt rtt;
+	struct mroce_cc cc;
+	struct mroce_path_stats stats;
+
+	/* ---- receiver half ---- */
+	u32 rcv_cum;		/* every psn < rcv_cum received or abandoned */
+	u32 rcv_ce;		/* cumulative CE-marked packets */
+	u32 rcv_count;		/* cumulative packets */
+	u32 rcv_last_ts;	/* ts of the newest packet, echoed */
+	u32 rcv_unacked;	/* packets since this path was last acked */
+	u32 probe_echo_ts;
+	u64 rcv_last_ns;
+	u64 rcv_ack_at;		/* ACK deadline, 0 = none due */
+	u64 probe_rcv_ns;
+	u64 rcv_bits[MROCE_SACK_WORDS];	/* bit (psn % 256) */
+	u8 rcv_ack_now;		/* acknowledge without delay */
+	u8 rcv_ce_seen;		/* CE since the last ACK (ECE flag) */
+	u8 probe_ack_pending;
+
+	struct mroce_txent ring[MROCE_PATH_WINDOW];
+};
+
+static inline struct mroce_txent *mroce_path_ent(struct mroce_path *p,
+						 u32 psn)
+{
+	return &p->ring[psn % MROCE_PATH_WINDOW];
+}
+
+/* Packets the sender may still put on this path before the ring is full. */
+static inline bool mroce_path_ring_full(const struct mroce_path *p)
+{
+	return p->snd_nxt - p->snd_una >= MROCE_PATH_WINDOW;
+}
+
+void mroce_path_init(struct mroce_path *p, u16 id, u16 sport, u32 mss,
+		     u32 init_cwnd, u64 rto_init, u64 now);
+
+/* Fold an RTT sample into the estimator; recompute the RTO. */
+void mroce_rtt_sample(struct mroce_rtt *r, u64 sample, u64 rto_min,
+		      u64 rto_max);
+
+/* ---- receiver half (sack.c) ---- */
+
+enum mroce_sack_result {
+	MROCE_SACK_NEW,		/* first time this psn was seen */
+	MROCE_SACK_DUP,		/* already received (fabric duplicate) */
+	MROCE_SACK_LATE,	/* below the cumulative point: not tracked */
+};
+
+enum mroce_sack_result mroce_sack_rx(struct mroce_path *p, u32 psn);
+
+/* Fill @ap with this path's receive state (cum_psn + SACK bitmap). */
+void mroce_sack_fill(const struct mroce_path *p, struct mroce_ack_path *ap,
+		     u64 now);
+
+/*
+ * Re-align a SACK bitmap whose bit i means psn @base + i onto the ring
+ * position of each psn (bit psn % 256), as the sender's scoreboard uses.
+ */
+void mroce_sack_to_ring(const u64 in[MROCE_SACK_WORDS], u32 base,
+			u64 out[MROCE_SACK_WORDS]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MROCE_CORE_PATH_H */

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Receive dispatch.  A decoded packet goes through three filters before it
+ * touches a stream: the connection state, the path (psn -> SACK state, ACK
+ * scheduling, ECN accounting) and the dsn window (exactly-once).  Only then
+ * is it placed (responder) or matched to a posted READ/ATOMIC (requester).
+ */
+#include "internal.h"
+
+static struct mroce_stream *find_stream(struct mroce_conn *c,
+					const struct mroce_hdr *h)
+{
+	struct mroce_stream *st;
+
+	st = c->ops->stream_lookup(c->ctx, c, h->dst_stream);
+	/* a QP only talks to the one peer QP it was connected to */
+	if (!st || st->conn != c || st->peer != h->src_stream ||
+	    st->state == MROCE_STREAM_IDLE)
+		return NULL;
+	return st;
+}
+
+/* Path bookkeeping of a sequenced packet; false if it is a duplicate. */
+static bool rx_path(struct mroce_conn *c, struct mroce_path *p,
+		    const struct mroce_hdr *h, bool ce, u64 now)
+{
+	u32 old_cum = p->rcv_cum;
+
+	switch (mroce_sack_rx(p, h->psn)) {
+	case MROCE_SACK_DUP:
+		p->stats.rx_dup++;
+		return false;
+	case MROCE_SACK_LATE:
+		/* the sender gave it up; its dsn decides if it is news */
+		p->stats.rx_late++;
+		return true;
+	case MROCE_SACK_NEW:
+		break;
+	}
+	p->stats.rx_pkts++;
+	p->rcv_count++;
+	if (ce) {
+		p->rcv_ce++;
+		p->rcv_ce_seen = 1;
+		p->stats.rx_ce++;
+	}
+	p->rcv_last_ts = h->ts;
+	p->rcv_last_ns = now;
+	p->rcv_unacked++;
+	c->ack_mask |= 1ull << p->id;
+	/*
+	 * Acknowledge at once when asked, when the path shows a gap (loss:
+	 * the sender should hear of it now), or every ack_every packets.
+	 */
+	if ((h->flags & MROCE_F_ACK_REQ) || h->psn != old_cum ||
+	    p->rcv_unacked >= c->cfg.ack_every)
+		c->ack_now = 1;
+	else if (!c->ack_at)
+		c->ack_at = now + c->cfg.ack_delay_ns;
+	return true;
+}
+
+static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
+			 const struct mroce_rx_meta *m, u64 now)
+{
+	const struct mroce_hdr *h = &pkt->hdr;
+	struct mroce_stream *st;
+
+	if (h->path >= c->npaths) {
+		c->stats.rx_drop_path++;
+		return;
+	}
+	if (!rx_path(c, &c->paths[h->path], h, m->ce, now))
+		return;
+	switch (mroce_dsn_rx(c, h->dsn)) {
+	case MROCE_DSN_DUP:
+		c->stats.rx_dup_dsn++;
+		return;
+	case MROCE_DSN_OUTSIDE:
+		c->stats.rx_drop_dsn++;
+		return;
+	case MROCE_DSN_NEW:
+		break;
+	}
+	c->stats.rx_data++;
+	c->rx_data_bytes += pkt->payload_len;
+
+	st = find_stream(c, h);
+	if (!st) {
+		c->stats.rx_drop_stream++;
+		/* responses to a vanished requester need no answer */
+		if (h->opcode != MROCE_OP_READ_RESP &&
+		    h->opcode != MROCE_OP_ATOMIC_RESP)
+			mroce_orphan_nack(c, h);
+		return;
+	}
+	if (h->opcode == MROCE_OP_READ_RESP ||
+	    h->opcode == MROCE_OP_ATOMIC_RESP)
+		mroce_stream_rx_resp(c, st, pkt, m, now);
+	else
+		mroce_stream_rx(c, st, pkt, m, now);
+}
+
+void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		   const void *buf, const struct mroce_rx_meta *m, u64 now)
+{
+	const struct mroce_hdr *h = &pkt->hdr;
+	struct mroce_stream *st;
+
+	c->stats.rx_pkts++;
+	c->stats.rx_bytes += pkt->payload_len;
+
+	switch (h->opcode) {
+	case MROCE_OP_CONNECT:
+	case MROCE_OP_ACCEPT:
+		mroce_conn_on_hello(c, pkt, now);
+		return;
+	case MROCE_OP_RESET:
+		if (c->state == MROCE_CONN_CONNECTING ||
+		    (c->state == MROCE_CONN_ESTABLISHED &&
+		     h->src_conn == c->peer_id))
+			mroce_conn_fail(c, pkt->reset.reason);
+		else
+			c->stats.rx_drop_state++;
+		return;
+	default:
+		break;
+	}
+
+	if (c->state != MROCE_CONN_ESTABLISHED || h->src_conn != c->peer_id) {
+		c->stats.rx_drop_state++;
+		return;
+	}
+
+	switch (h->opcode) {
+	case MROCE_OP_CLOSE:
+		c->state = MROCE_CONN_CLOSED;
+		c->ops->conn_event(c->ctx, c, MROCE_EV_CLOSED, 0);
+		return;
+	case MROCE_OP_PROBE:
+		if (h->path >= c->npaths) {
+			c->stats.rx_drop_path++;
+			return;
+		}
+		c->paths[h->path].probe_echo_ts = h->ts;
+		c->paths[h->path].probe_rcv_ns = now;
+		c->probe_ack_mask |= 1ull << h->path;
+		return;
+	case MROCE_OP_PROBE_ACK:
+		if (h->path >= c->npaths) {
+			c->stats.rx_drop_path++;
+			return;
+		}
+		mroce_path_probe_acked(c, &c->paths[h->path],
+				       pkt->probe_ack.echo_ts,
+				       pkt->probe_ack.delay, now);
+		return;
+	case MROCE_OP_ACK:
+		c->stats.rx_acks++;
+		mroce_ack_rx(c, pkt, buf, now);
+		return;
+	case MROCE_OP_POLL:
+		st = find_stream(c, h);
+		if (st) {
+			mroce_ackq_add(c, st, true);
+		} else {
+			c->stats.rx_drop_stream++;
+			mroce_orphan_nack(c, h);
+		}
+		return;
+	default:
+		rx_sequenced(c, pkt, m, now);
+	}
+}

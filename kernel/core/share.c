@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Max-min fair division of a receiver's inbound capacity (see share.h).
+ * Water-filling in two linear passes: senders using less than the equal
+ * share keep what they use, the rest split what remains.  Two passes are
+ * an approximation of the full fixed point that is exact for the common
+ * cases (all greedy, or a few light senders beside greedy ones), and keep
+ * the epoch O(senders).
+ */
+#include "share.h"
+#include "conn.h"
+
+#define NS_PER_SEC	1000000000ull
+
+void mroce_share_init(struct mroce_share *s, u64 capacity, u64 epoch_ns,
+		      u64 now)
+{
+	memset(s, 0, sizeof(*s));
+	s->capacity = capacity;
+	s->epoch_ns = epoch_ns ? epoch_ns : 100000;
+	s->epoch_start = now;
+	s->hint = MROCE_RATE_NONE;
+	mroce_list_init(&s->conns);
+}
+
+void mroce_share_join(struct mroce_share *s, struct mroce_conn *c)
+{
+	c->share = s;
+	c->share_prev = c->rx_data_bytes;
+	c->rx_hint = s->hint;
+	mroce_list_add_tail(&c->share_node, &s->conns);
+}
+
+void mroce_share_leave(struct mroce_conn *c)
+{
+	if (!c->share)
+		return;
+	mroce_list_del(&c->share_node);
+	c->share = NULL;
+	c->rx_hint = MROCE_RATE_NONE;
+}
+
+static u64 member_rate(struct mroce_conn *c, u64 elapsed)
+{
+	u64 bytes = c->rx_data_bytes - c->share_prev;
+
+	return mroce_div64(bytes * NS_PER_SEC, elapsed);
+}
+
+void mroce_share_epoch(struct mroce_share *s, u64 now)
+{
+	u64 elapsed = now - s->epoch_start, fair = 0, light = 0, rate;
+	u32 n = 0, nlight = 0, pass, hint;
+	struct mroce_list *pos;
+	struct mroce_conn *c;
+
+	if (!elapsed)
+		return;
+	for (pos = s->conns.next; pos != &s->conns; pos = pos->next) {
+		c = mroce_list_entry(pos, struct mroce_conn, share_node);
+		c->share_rate = member_rate(c, elapsed);
+		c->share_prev = c->rx_data_bytes;
+		if (c->share_rate)
+			n++;
+	}
+	s->nactive = n;
+	s->epoch_start = now;
+	s->epochs++;
+	if (!s->capacity || !n) {
+		s->hint = MROCE_RATE_NONE;
+		goto apply;
+	}
+
+	fair = mroce_div64(s->capacity, n);
+	for (pass = 0; pass < 2 && n > nlight; pass++) {
+		light = 0;
+		nlight = 0;
+		for (pos = s->conns.next; pos != &s->conns; pos = pos->next) {
+			c = mroce_list_entry(pos, struct mroce_conn,
+					     share_node);
+			rate = c->share_rate;
+			/* clearly below its share: it is not the bottleneck */
+			if (rate && rate < fair - fair / 8) {
+				light += rate;
+				nlight++;
+			}
+		}
+		if (nlight < n && light < s->capacity)
+			fair = mroce_div64(s->capacity - light, n - nlight);
+	}
+	hint = (u32)MROCE_MIN(mroce_div64(fair, 1000), 0xfffffffeull);
+	s->hint = hint ? hint : 1;
+apply:
+	for (pos = s->conns.next; pos != &s->conns; pos = pos->next) {
+		c = mroce_list_entry(pos, struct mroce_conn, share_node);
+		c->rx_hint = s->hint;
+	}
+}

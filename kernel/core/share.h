@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Receiver-driven fair share.  A receiving endpoint knows its inbound
+ * capacity and who is sending to it; every epoch it divides the capacity
+ * max-min fairly among its active senders, and every ACK it returns carries
+ * that sender's share as a rate hint.  An incast therefore settles within
+ * about one epoch plus one RTT, instead of waiting for ECN to converge.
+ */
+#ifndef MROCE_CORE_SHARE_H
+#define MROCE_CORE_SHARE_H
+
+#include "platform.h"
+#include "list.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct mroce_conn;
+
+struct mroce_share {
+	u64 capacity;		/* inbound bytes per second; 0 = no hints */
+	u64 epoch_ns;
+	u64 epoch_start;
+	u32 hint;		/* current fair share, 1000 B/s */
+	u32 nactive;		/* senders active in the last epoch */
+	u64 epochs;
+	struct mroce_list conns;
+};
+
+void mroce_share_init(struct mroce_share *s, u64 capacity, u64 epoch_ns,
+		      u64 now);
+void mroce_share_join(struct mroce_share *s, struct mroce_conn *c);
+void mroce_share_leave(struct mroce_conn *c);
+
+/* When the current epoch ends (the caller's timer). */
+static inline u64 mroce_share_deadline(const struct mroce_share *s)
+{
+	return s->epoch_start + s->epoch_ns;
+}
+
+/*
+ * Close the epoch: measure every member's inbound rate, water-fill the
+ * capacity, store each member's hint.  Members' counters are only read
+ * (each is written by its own connection), so the caller need only keep
+ * the member list stable.
+ */
+void mroce_share_epoch(struct mroce_share *s, u64 now);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MROCE_CORE_SHARE_H */

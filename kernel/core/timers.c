@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Every timer of a connection, in one place.  The caller arms a single
+ * timer at mroce_conn_next_timer() and calls mroce_conn_on_timer() when it
+ * fires; each deadline below is derived from state, so nothing is ever
+ * "cancelled".
+ *
+ *  hello      CONNECTING: resend CONNECT with exponential back-off; give
+ *             up (FAILED) after hello_retries.
+ *  ack        a delayed ACK is due (ack_delay after the first unacked
+ *             packet of a path).
+ *  pace       the pacer lets the next data packet go.
+ *  rto        per path: the oldest packet in flight has waited an RTO
+ *             since it was sent or since the path last made progress.
+ *             Everything in flight on the path is lost; the path becomes
+ *             SUSPECT (one packet at a time) and, after fail_rtos in a
+ *             row, FAILED: a new source port is chosen and probed.
+ *  tlp        per path: a tail-loss probe.  When a path has been silent
+ *             for two RTTs after its last send, its newest packet is
+ *             resent, so the last packet of a message does not wait for
+ *             an RTO; the ACK of the probe exposes any earlier hole.
+ *  probe      per path, PROBING: send a PROBE; after probe_max without an
+ *             answer try yet another source port.
+ *  epoch      path health: a path losing far more than its siblings, or
+ *             persistently ECN-marked while others are not, is moved to a
+ *             new source port (a new ECMP route).
+ *  stream     RNR / retry back-off of a NACKed message expires; a stream
+ *             whose completion is overdue sends a POLL.
+ *  dead       data outstanding and no progress for dead_ns: the peer is
+ *             unreachable; the connection fails.
+ */
+#include "internal.h"
+
+static inline u64 earliest(u64 a, u64 b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	return a < b ? a : b;
+}
+
+static u64 tlp_timeout(const struct mroce_conn *c, const struct mroce_path *p)
+{
+	u64 t = 2 * p->rtt.srtt;
+
+	return MROCE_MAX(t, c->cfg.tlp_min_ns);
+}
+
+static u64 path_rto_at(const struct mroce_path *p)
+{
+	const struct mroce_txent *e;
+
+	if (!p->inflight_pkts)
+		return 0;
+	e = &p->ring[p->snd_una % MROCE_PATH_WINDOW];
+	return MROCE_MAX(e->sent_ns, p->last_ack_ns) + p->rtt.rto;
+}
+
+static u64 path_tlp_at(const struct mroce_conn *c, const struct mroce_path *p)
+{
+	if (!p->inflight_pkts || !p->tlp_armed ||
+	    p->state != MROCE_PATH_ACTIVE)
+		return 0;
+	return MROCE_MAX(p->last_send_ns, p->last_ack_ns) + tlp_timeout(c, p);
+}
+
+u64 mroce_conn_next_timer(const struct mroce_conn *c)
+{
+	const struct mroce_list *pos;
+	u64 at = 0;
+	u32 i;
+
+	switch (c->state) {
+	case MROCE_CONN_CONNECTING:
+		return c->hello_at;
+	case MROCE_CONN_ESTABLISHED:
+		break;
+	default:
+		return 0;
+	}
+	if (c->ack_at)
+		at = earliest(at, c->ack_at);
+	if (c->rate_hint != MROCE_RATE_NONE && c->pace_next_ns &&
+	    (c->retx_head != c->retx_tail || !mroce_list_empty(&c->sched)))
+		at = earliest(at, c->pace_next_ns);
+	for (i = 0; i < c->npaths; i++) {
+		const struct mroce_path *p = &c->paths[i];
+
+		at = earliest(at, path_rto_at(p));
+		at = earliest(at, path_tlp_at(c, p));
+		if (p->state == MROCE_PATH_PROBING)
+			at = earliest(at, p->probe_at);
+		if (p->epoch_sent)
+			at = earliest(at, p->epoch_start + c->cfg.epoch_ns);
+	}
+	for (pos = c->waitq.next; pos != &c->waitq; pos = pos->next) {
+		const struct mroce_stream *st =
+			mroce_list_entry(pos, struct mroce_stream, waitq);
+
+		at = earliest(at, st->wake_at);
+	}
+	if (mroce_conn_has_work(c))
+		at = earliest(at, c->last_progress_ns + c->cfg.dead_ns);
+	return at;
+}
+
+static void on_rto(struct mroce_conn *c, struct mroce_path *p, u64 now)
+{
+	p->stats.rtos++;
+	c->stats.rtos++;
+	mroce_path_lose_all(c, p);
+	mroce_cc_on_rto(&p->cc);
+	p->rtt.rto = MROCE_MIN(p->rtt.rto * 2, c->cfg.rto_max_ns);
+	if (++p->rto_count >= c->cfg.fail_rtos) {
+		p->state = MROCE_PATH_FAILED;
+		mroce_path_replace(c, p, now);
+		return;
+	}
+	if (p->state == MROCE_PATH_ACTIVE) {
+		p->state = MROCE_PATH_SUSPECT;
+		p->state_since = now;
+	}
+}
+
+static void on_tlp(struct mroce_conn *c, struct mroce_path *p)
+{
+	u32 psn = p->snd_nxt;
+
+	p->tlp_armed = 0;
+	while (psn != p->snd_una) {
+		struct mroce_txent *e = mroce_path_ent(p, --psn);
+
+		if (e->state == MROCE_TXE_INFLIGHT) {
+			p->stats.tlps++;
+			c->stats.tlps++;
+			mroce_path_mark_lost(c, p, e);
+			return;
+		}
+	}
+}
+
+/*
+ * Path health at the end of an epoch.  Loss alone is not congestion, but
+ * a path that loses much more than the connection's other paths is a bad
+ * route: move it.  Likewise a path marked heavily for several epochs while
+ * some sibling is clean.
+ */
+static void on_epoch(struct mroce_conn *c, u64 now)
+{
+	u32 i, sent = 0, lost = 0, clean = 0, avg;
+
+	for (i = 0; i < c->npaths; i++) {
+		sent += c->paths[i].epoch_sent;
+		lost += c->paths[i].epoch_lost;
+		if (c->paths[i].state == MROCE_PATH_ACTIVE &&
+		    c->paths[i].cc.alpha < c->cfg.congested_alpha / 2)
+			clean++;
+	}
+	avg = sent ? (u32)mroce_div64((u64)lost * 1000, sent) : 0;
+	for (i = 0; i < c->npaths; i++) {
+		struct mroce_path *p = &c->paths[i];
+		u32 rate;
+
+		if (p->state != MROCE_PATH_ACTIVE || p->epoch_sent < 32) {
+			p->epoch_sent = 0;
+			p->epoch_lost = 0;
+			p->epoch_start = now;
+			continue;
+		}
+		rate = (u32)mroce_div64((u64)p->epoch_lost * 1000,
+					p->epoch_sent);
+		if (p->cc.alpha > c->cfg.congested_alpha && clean)
+			p->congested_epochs++;
+		else
+			p->congested_epochs = 0;
+		p->epoch_sent = 0;
+		p->epoch_lost = 0;
+		p->epoch_start = now;
+		if (c->npaths > 1 && rate > avg + c->cfg.bad_loss_permille) {
+			mroce_path_replace(c, p, now);
+			continue;
+		}
+		if (p->congested_epochs >= c->cfg.congested_epochs)
+			mroce_path_replace(c, p, now);
+	}
+}
+
+void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
+{
+	struct mroce_list *pos, *next;
+	bool epoch = false;
+	u32 i;
+
+	if (c->state == MROCE_CONN_CONNECTING) {
+		if (c->hello_tries > c->cfg.hello_retries &&
+		    c->hello_at <= now)
+			mroce_conn_fail(c, MROCE_RESET_UNKNOWN_CONN);
+		return;
+	}
+	if (c->state != MROCE_CONN_ESTABLISHED)
+		return;
+	if (c->ack_at && c->ack_at <= now)
+		c->ack_now = 1;
+
+	for (i = 0; i < c->npaths; i++) {
+		struct mroce_path *p = &c->paths[i];
+		u64 at;
+
+		at = path_rto_at(p);
+		if (at && at <= now) {
+			on_rto(c, p, now);
+			continue;
+		}
+		at = path_tlp_at(c, p);
+		if (at && at <= now)
+			on_tlp(c, p);
+		if (p->state == MROCE_PATH_PROBING &&
+		    p->probes_unanswered >= c->cfg.probe_max &&
+		    p->probe_at <= now)
+			mroce_path_replace(c, p, now);
+		if (p->epoch_sent && p->epoch_start + c->cfg.epoch_ns <= now)
+			epoch = true;
+	}
+	if (epoch)
+		on_epoch(c, now);
+
+	for (pos = c->waitq.next; pos != &c->waitq; pos = next) {
+		struct mroce_stream *st =
+			mroce_list_entry(pos, struct mroce_stream, waitq);
+
+		next = pos->next;
+		if (st->wake_at && st->wake_at <= now)
+			mroce_stream_on_wake(c, st, now);
+	}
+
+	if (mroce_conn_has_work(c) &&
+	    c->last_progress_ns + c->cfg.dead_ns <= now)
+		mroce_conn_fail(c, MROCE_RESET_UNKNOWN_CONN);
+}

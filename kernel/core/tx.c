@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Transmit scheduling: what goes out next, and on which path.
+ *
+ * Priority: handshake, probe answers and probes, POLLs, ACKs (never held
+ * back by congestion control), then data: retransmissions of lost packets
+ * before new packets, new packets round-robin over the streams that have
+ * something to send.  Data needs room in a path's window, in the
+ * connection's window and dsn window, and the pacer's permission when the
+ * receiver has sent a rate hint.  Packets are sprayed over the paths in
+ * turn; a path whose window is full is skipped, so ECN marks that shrink a
+ * path's window steer traffic to the others.
+ */
+#include "internal.h"
+
+#define NS_PER_SEC	1000000000ull
+
+void mroce_retx_push(struct mroce_conn *c, const struct mroce_pktref *ref)
+{
+	if (MROCE_WARN_ON(c->retx_tail - c->retx_head >= c->retx_cap))
+		return;
+	c->retx[c->retx_tail % c->retx_cap] = *ref;
+	c->retx_tail++;
+}
+
+bool mroce_conn_has_work(const struct mroce_conn *c)
+{
+	return c->inflight || c->retx_head != c->retx_tail ||
+	       !mroce_list_empty(&c->sched);
+}
+
+bool mroce_conn_busy(const struct mroce_conn *c)
+{
+	return mroce_conn_has_work(c) || c->ack_mask || c->ack_now ||
+	       !mroce_list_empty(&c->ackq) || c->accept_pending ||
+	       c->close_pending || c->state == MROCE_CONN_CONNECTING;
+}
+
+static void hdr_common(struct mroce_conn *c, struct mroce_pkt *pkt, u8 op,
+		       const struct mroce_path *p, u64 now)
+{
+	memset(&pkt->hdr, 0, sizeof(pkt->hdr));
+	pkt->hdr.opcode = op;
+	pkt->hdr.dst_conn = op == MROCE_OP_CONNECT ? 0 : c->peer_id;
+	pkt->hdr.src_conn = c->id;
+	pkt->hdr.path = p->id;
+	pkt->hdr.ts = (u32)now;
+}
+
+static enum mroce_poll emit_ctrl(struct mroce_conn *c, struct mroce_pkt *pkt,
+				 const struct mroce_path *p, void *buf,
+				 struct mroce_tx *tx)
+{
+	memset(tx, 0, sizeof(*tx));
+	tx->hdr_len = mroce_wire_encode(pkt, buf);
+	tx->sport = p->sport;
+	tx->path = p->id;
+	tx->src = MROCE_SRC_NONE;
+	c->stats.tx_ctrl++;
+	c->stats.tx_pkts++;
+	c->stats.tx_bytes += tx->hdr_len;
+	return MROCE_POLL_PACKET;
+}
+
+static bool poll_ctrl(struct mroce_conn *c, u64 now, void *buf,
+		      struct mroce_tx *tx)
+{
+	struct mroce_path *p = &c->paths[0];
+	struct mroce_pkt pkt;
+	u32 i;
+
+	memset(&pkt, 0, sizeof(pkt));
+	if (c->state == MROCE_CONN_CONNECTING && c->hello_at <= now &&
+	    c->hello_tries <= c->cfg.hello_retries) {
+		hdr_common(c, &pkt, MROCE_OP_CONNECT, p, now);
+		goto hello;
+	}
+	if (c->accept_pending) {
+		c->accept_pending = 0;
+		hdr_common(c, &pkt, MROCE_OP_ACCEPT, p, now);
+		pkt.hello.echo_nonce = c->peer_nonce;
+		goto hello;
+	}
+	if (c->close_pending) {
+		c->close_pending = 0;
+		hdr_common(c, &pkt, MROCE_OP_CLOSE, p, now);
+		emit_ctrl(c, &pkt, p, buf, tx);
+		return true;
+	}
+	if (c->state != MROCE_CONN_ESTABLISHED)
+		return false;
+
+	if (c->probe_ack_mask) {
+		p = &c->paths[mroce_ctz64(c->probe_ack_mask)];
+		c->probe_ack_mask &= c->probe_ack_mask - 1;
+		hdr_common(c, &pkt, MROCE_OP_PROBE_ACK, p, now);
+		pkt.probe_ack.echo_ts = p->probe_echo_ts;
+		pkt.probe_ack.delay = (u32)MROCE_MIN(now - p->probe_rcv_ns,
+						     0xffffffffull);
+		emit_ctrl(c, &pkt, p, buf, tx);
+		return true;
+	}
+	for (i = 0; i < c->npaths; i++) {
+		p = &c->paths[i];
+		if (p->state != MROCE_PATH_PROBING || p->probe_at > now)
+			continue;
+		p->probe_at = now + c->cfg.probe_interval_ns;
+		p->probes_unanswered++;
+		p->stats.probes++;
+		hdr_common(c, &pkt, MROCE_OP_PROBE, p, now);
+		pkt.hdr.flags = MROCE_F_ACK_REQ;
+		emit_ctrl(c, &pkt, p, buf, tx);
+		return true;
+	}
+	if (!mroce_list_empty(&c->pollq)) {
+		struct mroce_stream *st = mroce_list_entry(c->pollq.next,
+							   struct mroce_stream,
+							   pollq);
+
+		mroce_list_del(&st->pollq);
+		p = &c->paths[c->rr_path % c->npaths];
+		hdr_common(c, &pkt, MROCE_OP_POLL, p, now);
+		pkt.hdr.flags = MROCE_F_ACK_REQ;
+		pkt.hdr.dst_stream = st->peer;
+		pkt.hdr.src_stream = st->id;
+		pkt.hdr.msn = st->tx_una;
+		emit_ctrl(c, &pkt, p, buf, tx);
+		return true;
+	}
+	return false;
+
+hello:
+	pkt.hello.nonce = c->nonce;
+	pkt.hello.max_paths = (u16)c->cfg.npaths;
+	pkt.hello.dsn_window = c->cfg.dsn_window;
+	if (pkt.hdr.opcode == MROCE_OP_CONNECT) {
+		c->hello_tries++;
+		c->hello_at = now + (c->cfg.rto_init_ns <<
+				     MROCE_MIN(c->hello_tries, 10u));
+	}
+	emit_ctrl(c, &pkt, p, buf, tx);
+	return true;
+}
+
+/* Can @p take a packet of @len bytes now? */
+static bool path_room(const struct mroce_path *p, u32 len)
+{
+	if (mroce_path_ring_full(p))
+		return false;
+	switch (p->state) {
+	case MROCE_PATH_ACTIVE:
+		return !p->inflight_pkts || p->inflight + len <= p->cc.cwnd;
+	case MROCE_PATH_SUSPECT:
+		return !p->inflight_pkts;
+	default:
+		return false;
+	}
+}
+
+/* Spray: the next path in turn with room; @pref first if it has room. */
+static struct mroce_path *pick_path(struct mroce_conn *c, u32 len,
+				    struct mroce_path *pref)
+{
+	u32 i, idx;
+
+	if (pref && path_room(pref, len))
+		return pref;
+	for (i = 0; i < c->npaths; i++) {
+		idx = (c->rr_path + i) % c->npaths;
+		if (path_room(&c->paths[idx], len)) {
+			c->rr_path = idx + 1;
+			return &c->paths[idx];
+		}
+	}
+	return NULL;
+}
+
+static bool conn_room(const struct mroce_conn *c, u32 len)
+{
+	return !c->inflight || c->inflight + len <= c->cc.cwnd;
+}
+
+/* Pacing to the receiver's hint: @len bytes leave at @now. */
+static void pace(struct mroce_conn *c, u32 len, u64 now)
+{
+	u64 rate, burst, start;
+
+	if (c->rate_hint == MROCE_RATE_NONE)
+		return;
+	rate = (u64)c->rate_hint * 1000;
+	burst = mroce_div64((u64)c->cfg.pace_burst * NS_PER_SEC, rate);
+	start = c->pace_next_ns;
+	if (start + burst < now)
+		start = now - burst;
+	c->pace_next_ns = start + mroce_div64((u64)(len + MROCE_HDR_LEN) *
+					      NS_PER_SEC, rate);
+}
+
+static void emit_data(struct mroce_conn *c, struct mroce_path *p,
+		      const struct mroce_pktref *ref, bool retx, u64 now,
+		      void *buf, struct mroce_tx *tx)
+{
+	struct mroce_pkt pkt;
+
+	memset(tx, 0, sizeof(*tx));
+	hdr_common(c, &pkt, 0, p, now);
+	pkt.hdr.psn = p->snd_nxt;
+	mroce_stream_fill(ref, &pkt, tx);
+	if (retx) {
+		pkt.hdr.flags |= MROCE_F_RETX | MROCE_F_ACK_REQ;
+		p->stats.retx_pkts++;
+		c->stats.tx_retx++;
+	}
+	if (!c->inflight)
+		c->last_progress_ns = MROCE_MAX(c->last_progress_ns, now);
+	mroce_path_sent(c, p, ref, now);
+	tx->hdr_len = mroce_wire_encode(&pkt, buf);
+	tx->sport = p->sport;
+	tx->path = p->id;
+	tx->ect = 1;
+	p->stats.tx_pkts++;
+	p->stats.tx_bytes += ref->len;
+	c->stats.tx_pkts++;
+	c->stats.tx_data++;
+	c->stats.tx_bytes += tx->hdr_len + ref->len;
+	pace(c, ref->len, now);
+}
+
+/* A lost packet still worth sending, or NULL. */
+static struct mroce_pktref *retx_peek(struct mroce_conn *c)
+{
+	struct mroce_pktref *ref;
+
+	while (c->retx_head != c->retx_tail) {
+		ref = &c->retx[c->retx_head % c->retx_cap];
+		if (ref->st && !mroce_dsn_tx_acked(c, ref->dsn) &&
+		    mroce_pktref_live(ref))
+			return ref;
+		c->retx_head++;
+	}
+	return NULL;
+}
+
+static enum mroce_poll poll_data(struct mroce_conn *c, u64 now, void *buf,
+				 struct mroce_tx *tx)
+{
+	struct mroce_pktref *ref, nref;
+	struct mroce_stream *st;
+	struct mroce_path *p;
+
+	if (c->rate_hint != MROCE_RATE_NONE && c->pace_next_ns > now &&
+	    (c->retx_head != c->retx_tail || !mroce_list_empty(&c->sched))) {
+		c->stats.pace_waits++;
+		return MROCE_POLL_WAIT;
+	}
+
+	ref = retx_peek(c);
+	if (ref) {
+		if (!conn_room(c, ref->len))
+			return MROCE_POLL_IDLE;
+		p = pick_path(c, ref->len, NULL);
+		if (!p)
+			return MROCE_POLL_IDLE;
+		nref = *ref;
+		c->retx_head++;
+		emit_data(c, p, &nref, true, now, buf, tx);
+		return MROCE_POLL_PACKET;
+	}
+
+	while (!mroce_list_empty(&c->sched)) {
+		if (c->tx_dsn_nxt - c->tx_dsn_una >= c->tx_dsn_window)
+			return MROCE_POLL_IDLE;
+		if (!conn_room(c, c->cfg.mss))
+			return MROCE_POLL_IDLE;
+		p = pick_path(c, c->cfg.mss, NULL);
+		if (!p)
+			return MROCE_POLL_IDLE;
+		st = mroce_list_entry(c->sched.next, struct mroce_stream, sched);
+		mroce_list_del(&st->sched);
+		if (!mroce_stream_next(c, st, &nref))
+			continue;	/* blocked (fence, READ limit): later */
+		nref.dsn = c->tx_dsn_nxt++;
+		emit_data(c, p, &nref, false, now, buf, tx);
+		/* round-robin: back of the line if it has more */
+		if (mroce_stream_has_tx(st))
+			mroce_sched_add(c, st);
+		return MROCE_POLL_PACKET;
+	}
+	return MROCE_POLL_IDLE;
+}
+
+enum mroce_poll mroce_conn_poll_tx(struct mroce_conn *c, u64 now, void *buf,
+				   u32 cap, struct mroce_tx *tx)
+{
+	if (MROCE_WARN_ON(cap < MROCE_TX_BUF_MIN))
+		return MROCE_POLL_IDLE;
+	if (poll_ctrl(c, now, buf, tx))
+		return MROCE_POLL_PACKET;
+	if (c->state != MROCE_CONN_ESTABLISHED)
+		return MROCE_POLL_IDLE;
+	if (c->ack_now || (c->ack_at && c->ack_at <= now) || c->norphan) {
+		if (mroce_ack_build(c, now, (u8 *)buf, cap, tx)) {
+			c->stats.tx_pkts++;
+			c->stats.tx_bytes += tx->hdr_len;
+			return MROCE_POLL_PACKET;
+		}
+	}
+	return poll_data(c, now, buf, tx);
+}

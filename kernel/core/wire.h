@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * MetaRoCE wire format, version 1: every header that goes on the wire, and
+ * nothing else.  Documentation/protocol.md is the normative text; the
+ * offsets here are checked against it by the unit tests' golden packets.
+ *
+ * All fields are big-endian.  A packet is the UDP payload:
+ *
+ *   common header (40 bytes) | opcode extension | payload
+ *
+ * The decoder validates everything (version, opcode, reserved bits, every
+ * length) and returns a reason on rejection; callers count the reasons.
+ */
+#ifndef MROCE_CORE_WIRE_H
+#define MROCE_CORE_WIRE_H
+
+#include "platform.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MROCE_VERSION		1
+#define MROCE_UDP_PORT		4797	/* default destination port */
+
+#define MROCE_MAX_PATHS		64	/* paths per connection */
+#define MROCE_PATH_WINDOW	256	/* packets in flight per path == SACK bits */
+#define MROCE_SACK_WORDS	(MROCE_PATH_WINDOW / 64)
+#define MROCE_DSN_WINDOW	16384	/* data sequence window per direction */
+#define MROCE_STREAM_WINDOW	256	/* messages in flight per stream */
+#define MROCE_MAX_RD_ATOMIC	16	/* READ/ATOMIC requests executing per stream */
+#define MROCE_MAX_MSG		(1u << 31)
+#define MROCE_STREAM_MASK	0x00ffffffu	/* stream ids are 24-bit QPNs */
+
+enum mroce_opcode {
+	MROCE_OP_CONNECT	= 0x01,
+	MROCE_OP_ACCEPT		= 0x02,
+	MROCE_OP_RESET		= 0x03,
+	MROCE_OP_CLOSE		= 0x04,
+	MROCE_OP_PROBE		= 0x05,
+	MROCE_OP_PROBE_ACK	= 0x06,
+	MROCE_OP_ACK		= 0x07,
+	MROCE_OP_POLL		= 0x08,
+	/* sequenced stream packets: carry psn and dsn */
+	MROCE_OP_WRITE		= 0x10,
+	MROCE_OP_WRITE_IMM	= 0x11,
+	MROCE_OP_SEND		= 0x12,
+	MROCE_OP_SEND_IMM	= 0x13,
+	MROCE_OP_READ_REQ	= 0x14,
+	MROCE_OP_READ_RESP	= 0x15,
+	MROCE_OP_CMP_SWAP	= 0x16,
+	MROCE_OP_FETCH_ADD	= 0x17,
+	MROCE_OP_ATOMIC_RESP	= 0x18,
+};
+
+static inline bool mroce_op_sequenced(u8 op)
+{
+	return op >= MROCE_OP_WRITE && op <= MROCE_OP_ATOMIC_RESP;
+}
+
+/* Common header flags. */
+#define MROCE_F_ACK_REQ		0x0001	/* acknowledge this packet at once */
+#define MROCE_F_RETX		0x0002	/* retransmission (telemetry only) */
+#define MROCE_F_ECE		0x0004	/* ACK: CE seen since the previous ACK */
+#define MROCE_F_SOLICITED	0x0008	/* SEND*: solicited event */
+#define MROCE_F_LAST		0x0010	/* last packet of a message */
+#define MROCE_F_ALL		0x001f
+
+/* Stream status carried in ACK stream entries; non-zero is a NACK. */
+enum mroce_status {
+	MROCE_ST_OK		= 0,
+	MROCE_ST_RNR		= 1,	/* no receive posted; retry later */
+	MROCE_ST_ACCESS		= 2,	/* rkey, bounds or permission */
+	MROCE_ST_INVALID	= 3,	/* malformed / too long / unsupported */
+	MROCE_ST_OPERR		= 4,	/* responder failed (QP in error …) */
+	MROCE_ST_WINDOW		= 5,	/* msn outside the receive window */
+	MROCE_ST_NO_STREAM	= 6,	/* unknown or unconnected stream */
+	MROCE_ST_MAX		= 6,
+};
+
+/* RESET reasons. */
+enum mroce_reset_reason {
+	MROCE_RESET_UNKNOWN_CONN = 1,	/* dst_conn not known here */
+	MROCE_RESET_CLOSED	 = 2,	/* connection was closed */
+	MROCE_RESET_VERSION	 = 3,	/* hello parameters refused */
+};
+
+#define MROCE_HDR_LEN		40
+#define MROCE_WRITE_EXT_LEN	32
+#define MROCE_SEND_EXT_LEN	16
+#define MROCE_READ_REQ_EXT_LEN	16
+#define MROCE_READ_RESP_EXT_LEN	8
+#define MROCE_ATOMIC_EXT_LEN	32
+#define MROCE_ATOMIC_RESP_EXT_LEN 8
+#define MROCE_HELLO_EXT_LEN	24
+#define MROCE_RESET_EXT_LEN	8
+#define MROCE_PROBE_ACK_EXT_LEN	8
+#define MROCE_ACK_EXT_LEN	8
+#define MROCE_ACK_PATH_LEN	56
+#define MROCE_ACK_STREAM_LEN	16
+#define MROCE_MAX_EXT_LEN	32
+#define MROCE_MAX_HDR_LEN	(MROCE_HDR_LEN + MROCE_MAX_EXT_LEN)
+
+#define MROCE_RATE_NONE		0xffffffffu	/* ACK rate hint: no limit */
+
+/* Decoded common header, host byte order. */
+struct mroce_hdr {
+	u8 version;
+	u8 opcode;
+	u16 flags;
+	u32 dst_conn;
+	u32 src_conn;
+	u16 path;
+	u8 attempt;
+	u32 psn;
+	u32 ts;
+	u32 dst_stream;
+	u32 src_stream;
+	u32 msn;
+	u32 dsn;
+};
+
+/* Placement and operation fields of the stream opcodes. */
+struct mroce_data_ext {
+	u64 va;		/* WRITE*, READ_REQ, atomics: remote address of byte 0 */
+	u32 rkey;	/* WRITE*, READ_REQ, atomics */
+	u32 rsn;	/* SEND*, WRITE_IMM: receive sequence number */
+	u32 offset;	/* byte offset of this payload within the message */
+	u32 total;	/* message length */
+	u32 imm;	/* *_IMM: immediate data, opaque */
+	u64 swap_add;	/* CMP_SWAP: swap value; FETCH_ADD: addend */
+	u64 compare;	/* CMP_SWAP */
+	u64 orig;	/* ATOMIC_RESP: value before the operation */
+};
+
+struct mroce_hello {
+	u64 nonce;	/* sender's instance nonce (non-zero) */
+	u64 echo_nonce;	/* ACCEPT: the CONNECT's nonce; CONNECT: 0 */
+	u16 max_paths;
+	u32 dsn_window;
+};
+
+struct mroce_ack_path {
+	u16 path;
+	u32 cum_psn;	/* every psn < cum_psn received or abandoned */
+	u32 echo_ts;	/* ts of the newest packet received on the path */
+	u32 ack_delay;	/* ns between that arrival and this ACK */
+	u32 ce_count;	/* CE-marked packets received on the path, mod 2^32 */
+	u32 rcv_count;	/* packets received on the path, mod 2^32 */
+	u64 sack[MROCE_SACK_WORDS];	/* bit i: psn cum_psn + 1 + i received */
+};
+
+struct mroce_ack_stream {
+	u32 stream;	/* the data sender's stream id */
+	u32 msn;	/* every msn < msn completed at the receiver */
+	u32 nack_msn;	/* message the status is about (status != OK) */
+	u8 status;	/* enum mroce_status; non-zero is a NACK */
+	u8 attempt;		/* attempt of nack_msn the status refers to */
+	u16 rnr_delay_us;	/* RNR: the receiver's suggested back-off */
+};
+
+struct mroce_ack_ext {
+	u32 rate_hint;	/* receiver's fair share for this sender, 1000 B/s */
+	u8 npaths;
+	u8 nstreams;
+	u16 flags;	/* reserved, zero */
+};
+
+/* A decoded packet: header + extension; payload located by offset/len. */
+struct mroce_pkt {
+	struct mroce_hdr hdr;
+	union {
+		struct mroce_data_ext data;
+		struct mroce_hello hello;
+		struct {
+			u32 reason;
+		} reset;
+		struct {
+			u32 echo_ts;
+			u32 delay;
+		} probe_ack;
+		struct mroce_ack_ext ack;
+	};
+	u32 payload_off;	/* where the payload (or ACK blocks) starts */
+	u32 payload_len;
+};
+
+enum mroce_wire_err {
+	MROCE_WIRE_OK = 0,
+	MROCE_WIRE_SHORT,	/* shorter than the opcode's headers */
+	MROCE_WIRE_VERSION,	/* unknown version */
+	MROCE_WIRE_OPCODE,	/* unknown opcode */
+	MROCE_WIRE_RESERVED,	/* reserved bits or fields not zero */
+	MROCE_WIRE_FLAGS,	/* flag not allowed for this opcode */
+	MROCE_WIRE_LENGTH,	/* payload length inconsistent with fields */
+	MROCE_WIRE_FIELD,	/* a field out of its range */
+	MROCE_WIRE_NR
+};
+
+extern const char *const mroce_wire_err_names[MROCE_WIRE_NR];
+
+/* Length of the opcode's extension, or -1 for an unknown opcode. */
+int mroce_wire_ext_len(u8 opcode);
+
+/*
+ * Decode and validate @len bytes at @buf.  On success, @pkt describes the
+ * packet; the payload (data, or ACK blocks) is buf[payload_off..+len).
+ */
+enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
+				      struct mroce_pkt *pkt);
+
+/* Decode ACK block @i (path blocks first, then stream entries). */
+void mroce_wire_ack_path(const void *buf, const struct mroce_pkt *pkt,
+			 unsigned int i, struct mroce_ack_path *out);
+void mroce_wire_ack_stream(const void *buf, const struct mroce_pkt *pkt,
+			   unsigned int i, struct mroce_ack_stream *out);
+
+/* Encode header + extension of @pkt into @buf; returns bytes written. */
+u32 mroce_wire_encode(const struct mroce_pkt *pkt, void *buf);
+void mroce_wire_put_ack_path(const struct mroce_ack_path *ap, void *buf);
+void mroce_wire_put_ack_stream(const struct mroce_ack_stream *as, void *buf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MROCE_CORE_WIRE_H */
