@@ -142,9 +142,9 @@ udp_bound_v6() {
 		awk '{print $2}' | grep -q ":$MROCE_PORT_HEX\$"
 }
 
-# port_field DEV FIELD: a field of port 1 as printed by ibv_devinfo.
+# port_field DEV FIELD: a field of port 1 as printed by ibv_devinfo -v.
 port_field() {
-	ibv_devinfo -d "$1" | awk -v f="$2:" '$1 == f {print $2; exit}'
+	ibv_devinfo -v -d "$1" | awk -v f="$2:" '$1 == f {print $2; exit}'
 }
 
 port_state_is() {
