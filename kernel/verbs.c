@@ -138,6 +138,16 @@ static void mroce_dealloc_ucontext(struct ib_ucontext *uctx)
 {
 }
 
+/*
+ * Having this op lets ib_uverbs detach running applications when the device
+ * goes away (they get IB_EVENT_DEVICE_FATAL, then EIO) instead of blocking
+ * rdma link delete, netdev removal and rmmod until they exit.  ib_core zaps
+ * the core-tracked mmaps itself and nothing else of ours maps user memory.
+ */
+static void mroce_disassociate_ucontext(struct ib_ucontext *uctx)
+{
+}
+
 /* Nothing is mappable until queues exist. */
 static int mroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
@@ -173,6 +183,7 @@ const struct ib_device_ops mroce_dev_ops = {
 	.dealloc_pd = mroce_dealloc_pd,
 	.dealloc_ucontext = mroce_dealloc_ucontext,
 	.device_group = &mroce_attr_group,
+	.disassociate_ucontext = mroce_disassociate_ucontext,
 	.get_dev_fw_str = mroce_get_dev_fw_str,
 	.get_hw_stats = mroce_get_hw_stats,
 	.get_link_layer = mroce_get_link_layer,

@@ -17,7 +17,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-tap_plan 13
+tap_plan 15
 
 modprobe metaroce
 veth_pair "$vA" "$vB"
@@ -36,6 +36,21 @@ check_fails "VLAN netdev refused" \
 	rdma link add mrbix type metaroce netdev "$vA.5"
 check "nothing created, no socket bound" eval '[ "$(rdma_link_count)" = 0 ] &&
 	! udp_bound'
+# Someone else owns the transport port in this netns.
+python3 -c "import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(('0.0.0.0', $MROCE_PORT))
+print('bound', flush=True)
+time.sleep(60)" >"$tap_log.py" 2>&1 &
+squatter=$!
+wait_for 10 grep -q bound "$tap_log.py"
+check_fails "port $MROCE_PORT in use: refused" \
+	rdma link add mrbix type metaroce netdev "$vA"
+check "nothing created" eval '[ "$(rdma_link_count)" = 0 ] && ibdev_gone mrbix'
+kill "$squatter"
+wait "$squatter" 2>/dev/null
+rm -f "$tap_log.py"
+
 check "valid device mrbi0 on $vA" rdma link add mrbi0 type metaroce netdev "$vA"
 check_fails "duplicate name mrbi0 on $vB refused" \
 	rdma link add mrbi0 type metaroce netdev "$vB"

@@ -17,7 +17,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-tap_plan 14
+tap_plan 19
 
 mod_loaded && rmmod metaroce
 check "modprobe metaroce" modprobe metaroce
@@ -41,5 +41,13 @@ check "devices removed" eval 'ibdev_gone mrlu0 && ibdev_gone mrlu1 &&
 	[ "$(rdma_link_count)" = 0 ]'
 check "socket released" eval '! udp_bound'
 check "netdevs survive and can be deleted" ip link del "$vA"
+
+veth_pair "$vA" "$vB"
+check "modprobe metaroce udp_port=4999" modprobe metaroce udp_port=4999
+rdma link add mrlu0 type metaroce netdev "$vA"
+check "socket bound to port 4999, not $MROCE_PORT" eval 'MROCE_PORT_HEX=$(printf %04X 4999) udp_bound && ! udp_bound'
+check "rmmod" eval 'rdma link delete mrlu0 && rmmod metaroce'
+check_fails "modprobe metaroce udp_port=0 refused" modprobe metaroce udp_port=0
+check "module not loaded after the refusal" eval '! mod_loaded'
 
 tap_finish

@@ -5,8 +5,9 @@
  *   mroce_verbs pd DEV [N]         allocate and free N PDs (default 64)
  *   mroce_verbs unsupported DEV    verbs without an implementation must fail
  *   mroce_verbs async DEV EVENT [SECONDS]
- *                                  print "ready", then wait for the async
- *                                  event port_active or port_err on port 1
+ *                                  allocate a PD, print "ready", then wait
+ *                                  for the async event port_active or
+ *                                  port_err (port 1) or device_fatal
  *
  * Exit status: 0 pass, 1 fail, 4 skip (kselftest convention).
  */
@@ -172,16 +173,24 @@ static int cmd_async(struct ibv_context *ctx, const char *event, int seconds)
 	enum ibv_event_type want;
 	struct ibv_async_event ev;
 	struct pollfd pfd;
+	struct ibv_pd *pd;
 	int ret;
 
 	if (!strcmp(event, "port_active")) {
 		want = IBV_EVENT_PORT_ACTIVE;
 	} else if (!strcmp(event, "port_err")) {
 		want = IBV_EVENT_PORT_ERR;
+	} else if (!strcmp(event, "device_fatal")) {
+		want = IBV_EVENT_DEVICE_FATAL;
 	} else {
 		fprintf(stderr, "unknown event %s\n", event);
 		return 1;
 	}
+
+	/* Hold a resource, so that device removal has something to undo. */
+	pd = ibv_alloc_pd(ctx);
+	if (!pd)
+		return fail("ibv_alloc_pd");
 
 	pfd.fd = ctx->async_fd;
 	pfd.events = POLLIN;
@@ -202,9 +211,19 @@ static int cmd_async(struct ibv_context *ctx, const char *event, int seconds)
 		       ev.element.port_num);
 		fflush(stdout);
 		ibv_ack_async_event(&ev);
-		if (ev.event_type == want && ev.element.port_num == 1)
-			return 0;
+		if (ev.event_type == want &&
+		    (want == IBV_EVENT_DEVICE_FATAL ||
+		     ev.element.port_num == 1))
+			break;
 	}
+
+	/* After DEVICE_FATAL the kernel object is already gone (EIO). */
+	ret = ibv_dealloc_pd(pd);
+	if (ret && want != IBV_EVENT_DEVICE_FATAL) {
+		errno = ret;
+		return fail("ibv_dealloc_pd");
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)

@@ -23,7 +23,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-tap_plan 16
+tap_plan 18
 
 modprobe metaroce
 ip netns add "$nsA"
@@ -54,6 +54,14 @@ check "IPv4 datagram to $nsB counted by mrnsB" eval "send_udp 10.92.0.2 &&
 check "IPv6 datagram to $nsB counted by mrnsB" eval "send_udp fd92::2 &&
 	wait_for 5 counter_at_least mrnsB rx_no_datapath 2"
 check "mrnsA counted nothing" eval '[ "$(hw_counter mrnsA rx_no_datapath)" = 0 ]'
+
+# Moving a netdev to another netns unbinds it (NETDEV_UNREGISTER) as well.
+ip -n "$nsB" link add vM1 type veth peer name vM2
+ip netns exec "$nsB" rdma link add mrnsM type metaroce netdev vM1
+check "netdev moved to $nsA: its device is removed" eval "
+	ibdev_exists mrnsM && ip -n $nsB link set vM1 netns $nsA &&
+	wait_for 20 ibdev_gone mrnsM"
+check "mrnsB unaffected" ibdev_exists mrnsB
 
 check "ip netns del $nsA with a device present" ip netns del "$nsA"
 check "both devices removed (veth pair destroyed)" \
