@@ -63,13 +63,13 @@ std::string probe_key() {
   return h.hex();
 }
 
-bool probe_boot(const RepoLayout &repo, const fs::path &initrd,
+bool probe_boot(const fs::path &kernel, const fs::path &initrd,
                 const fs::path &scratch, int lock_fd, std::string &why) {
   QemuSpec spec;
   spec.accel = Accel::kKvm;
   spec.mem_mib = 512;
   spec.smp = 1;
-  spec.kernel = repo.vmlinuz();
+  spec.kernel = kernel;
   spec.initrd = initrd;
   spec.append = base_kernel_cmdline() + " mroce_probe";
   spec.out_dir = scratch;
@@ -105,8 +105,8 @@ bool probe_boot(const RepoLayout &repo, const fs::path &initrd,
 } // namespace
 
 AccelChoice choose_accel(const std::string &mode, const RepoLayout &repo,
-                         const fs::path &initrd, const fs::path &scratch,
-                         int lock_fd) {
+                         const fs::path &kernel, const fs::path &initrd,
+                         const fs::path &scratch, int lock_fd) {
   if (mode == "tcg")
     return {Accel::kTcg, "TCG (requested)"};
 
@@ -124,7 +124,7 @@ AccelChoice choose_accel(const std::string &mode, const RepoLayout &repo,
         why = verdict;
     } else {
       note("probing KVM (once per host boot)");
-      ok = probe_boot(repo, initrd, scratch, lock_fd, why);
+      ok = probe_boot(kernel, initrd, scratch, lock_fd, why);
       write_file_atomic(cache, key + " " + (ok ? "ok" : why) + "\n");
     }
   }

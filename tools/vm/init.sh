@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # /init of the metaroce-vm initramfs, run by busybox-static as PID 1.
-# Loads the virtio/9p/overlay modules (/modules.list, dependency order from
-# the host's modprobe), builds the guest root -- the host's / over 9p,
-# read-only, under a tmpfs overlay -- mounts the writable output share at its
-# host path and hands over to tools/vm/guest.sh in the repository.
+# Loads the virtio/9p/overlay modules (/modules.list, in the dependency
+# order the host's modprobe derived), builds the guest root -- the host's /
+# over 9p, read-only, under a tmpfs overlay -- with every mount the tests
+# expect, the output share at its host path and the prepared module tree on
+# /lib/modules/<kver>, then hands over to tools/vm/guest.sh.  All of this is
+# done here with busybox, which runs from RAM: the same steps with the host's
+# dynamically linked tools over 9p cost seconds under TCG.
 #
 # A failure powers off: the runner sees no status and prints this console.
 
@@ -50,6 +53,28 @@ set -a
 . /mnt/out/.vm/boot.env
 set +a
 
+# The runner's two virtio-serial ports, by name (no udev here).
+port() {
+	for p in /sys/class/virtio-ports/*; do
+		[ "$(cat "$p/name" 2>/dev/null)" = "$1" ] && echo "/dev/${p##*/}" && return 0
+	done
+	return 1
+}
+i=0
+while ! METAROCE_PORT_OUT=$(port mroce.out) || ! METAROCE_PORT_CTL=$(port mroce.ctl) ||
+	[ ! -c "$METAROCE_PORT_OUT" ] || [ ! -c "$METAROCE_PORT_CTL" ]; do
+	i=$((i + 1))
+	[ $i -gt 200 ] && die "virtio ports mroce.out/mroce.ctl did not appear"
+	sleep 0.05
+done
+export METAROCE_PORT_OUT METAROCE_PORT_CTL
+
+hostname metaroce-vm
+ip link set lo up
+# Boot ran with "quiet"; from here on the console log gets everything but
+# debug, so warnings land in console.log.
+echo 7 >/proc/sys/kernel/printk
+
 r=/newroot
 # /tmp and /run are fresh tmpfs before the output share goes on top, so an
 # output directory under /tmp stays visible.
@@ -57,10 +82,28 @@ mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$r/tmp"
 mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs "$r/run"
 mkdir -p "$r$METAROCE_OUT"
 mount --move /mnt/out "$r$METAROCE_OUT" || die "cannot move the output share"
+
 # busybox switch_root does not carry these over.
 mount --move /dev "$r/dev"
 mount --move /proc "$r/proc"
 mount --move /sys "$r/sys"
+mkdir -p "$r/dev/pts" "$r/dev/shm"
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts "$r/dev/pts"
+mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$r/dev/shm"
+ln -sf /proc/self/fd "$r/dev/fd"
+ln -sf /proc/self/fd/0 "$r/dev/stdin"
+ln -sf /proc/self/fd/1 "$r/dev/stdout"
+ln -sf /proc/self/fd/2 "$r/dev/stderr"
+mount -t debugfs debugfs "$r/sys/kernel/debug"
+mount -t configfs configfs "$r/sys/kernel/config"
+
+# The stock tree plus metaroce.ko, depmod'ed on the host: modprobe and the
+# kernel's request_module ("rdma link add ... type metaroce") use it.  The
+# paths are canonical and Debian's /lib -> usr/lib is relative, so they
+# resolve inside the new root.
+mkdir -p "$r/lib/modules/$METAROCE_KVER"
+mount --bind "$r$METAROCE_MODTREE" "$r/lib/modules/$METAROCE_KVER" ||
+	die "cannot mount the module tree $METAROCE_MODTREE"
 
 exec switch_root "$r" /bin/sh "$METAROCE_ROOT/tools/vm/guest.sh"
 die "switch_root failed"

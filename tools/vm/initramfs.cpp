@@ -17,13 +17,13 @@ namespace {
 // and the virtio console ports and RNG the runner talks through.
 constexpr const char *kBootModules[] = {
     "virtio_pci", "9pnet_virtio", "9p", "overlay", "virtio_console",
-    "virtio_rng",
+    "virtio_rng", "configfs",
 };
 
 constexpr const char *kBusybox = "/bin/busybox";
 
 // Bump when the archive layout changes in a way the inputs do not show.
-constexpr const char *kFormat = "metaroce-initramfs-2";
+constexpr const char *kFormat = "metaroce-initramfs-3";
 
 // The module files to insmod, in dependency order, deduplicated.
 std::vector<fs::path> boot_module_files(const RepoLayout &repo) {

@@ -5,6 +5,7 @@
 #include "accel.h"
 #include "exit_codes.h"
 #include "initramfs.h"
+#include "kernel_image.h"
 #include "module_tree.h"
 #include "monitor.h"
 #include "options.h"
@@ -107,6 +108,8 @@ std::vector<fs::path> guest_modules(const Options &opt,
 }
 
 void print_tail(const VmResult &r) {
+  if (r.console_tail.empty())
+    return;
   std::string s = "---- last lines of the kernel console ----\n";
   for (const auto &l : r.console_tail)
     s += l + "\n";
@@ -182,10 +185,11 @@ int run(int argc, char **argv) {
 
   // Inputs are prepared under the lock: the cache is shared by every run
   // from this checkout.
+  fs::path kernel = ensure_boot_kernel(repo);
   fs::path initrd = ensure_initramfs(repo);
   fs::path modtree = ensure_module_tree(repo, guest_modules(opt, repo));
   AccelChoice accel =
-      choose_accel(opt.accel, repo, initrd, scratch, lock.fd());
+      choose_accel(opt.accel, repo, kernel, initrd, scratch, lock.fd());
   if (g_stop_signal)
     return 128 + g_stop_signal;
 
@@ -200,7 +204,7 @@ int run(int argc, char **argv) {
   spec.accel = accel.accel;
   spec.mem_mib = opt.mem_mib;
   spec.smp = opt.smp;
-  spec.kernel = repo.vmlinuz();
+  spec.kernel = kernel;
   spec.initrd = initrd;
   spec.append = base_kernel_cmdline();
   for (const auto &a : opt.kernel_args)

@@ -155,9 +155,11 @@ VmResult run_vm(const QemuSpec &spec, const MonitorConfig &cfg) {
   bool alive = true, heartbeat = false;
   Clock::time_point last_hb = start, panic_at{}, exited_at{};
 
+  bool killing = false;
   auto stop = [&](VmEnd why) {
     if (!alive)
       return;
+    killing = true; // QEMU's "terminating on signal" is our doing: mute it
     res.end = why;
     res.qemu_status = kill_and_reap(qemu.pid);
     alive = false;
@@ -259,7 +261,7 @@ VmResult run_vm(const QemuSpec &spec, const MonitorConfig &cfg) {
         break;
       case kQemuErr:
         res.qemu_stderr.append(buf, len);
-        if (cfg.echo_qemu_stderr)
+        if (cfg.echo_qemu_stderr && !killing)
           write_all(STDERR_FILENO, buf, len);
         break;
       case kStdin:
