@@ -86,7 +86,8 @@ struct mroce_ops {
 	/*
 	 * Take the receive for message number @rsn of @st (a SEND* or
 	 * WRITE_IMM of @total bytes).  RNR when none is posted; INVALID when
-	 * it is too small for @total.
+	 * it is too small for @total, with *cookie set: the receive is
+	 * consumed and completes with a length error.
 	 */
 	int (*recv_claim)(void *ctx, struct mroce_stream *st, u32 rsn,
 			  u32 total, u64 *cookie);

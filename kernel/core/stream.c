@@ -577,8 +577,8 @@ void mroce_stream_rx_resp(struct mroce_conn *c, struct mroce_stream *st,
 /* ------------------------------------------------------------------ */
 /* responder                                                           */
 
-/* The responder refuses message @msn for good: the stream is broken. */
-static void rx_fatal(struct mroce_conn *c, struct mroce_stream *st,
+/* The stream is broken (verbs: responder QP to ERR) by @status at @msn. */
+static void rx_break(struct mroce_conn *c, struct mroce_stream *st,
 		     struct mroce_rxmsg *r, u8 status, u32 msn, u8 attempt)
 {
 	st->nack_status = status;
@@ -599,6 +599,31 @@ static void rx_fatal(struct mroce_conn *c, struct mroce_stream *st,
 	}
 	st->state = MROCE_STREAM_ERROR;
 	c->ops->stream_error(c->ctx, st, local_wc(status));
+}
+
+/*
+ * Message @msn is refused for good.  Verbs executes a QP's requests in
+ * order, so the error must too: earlier messages still complete, the
+ * stream breaks when the frontier reaches @msn, and nothing after it is
+ * placed.  The requester hears the NACK at once; its own completions are
+ * ordered anyway.
+ */
+static void rx_refuse(struct mroce_conn *c, struct mroce_stream *st,
+		      struct mroce_rxmsg *r, u8 status, u32 msn, u8 attempt)
+{
+	if (msn == st->rx_next) {
+		rx_break(c, st, r, status, msn, attempt);
+		return;
+	}
+	if (!st->failing || mroce_seq_lt(msn, st->fail_msn)) {
+		st->failing = 1;
+		st->fail_msn = msn;
+		st->fail_status = status;
+		st->fail_attempt = attempt;
+	}
+	r->state = MROCE_RXM_FAILED;
+	r->status = status;
+	mroce_ackq_add(c, st, true);
 }
 
 static int resp_push(struct mroce_stream *st, const struct mroce_rxmsg *r,
@@ -641,7 +666,13 @@ void mroce_stream_rx_advance(struct mroce_conn *c, struct mroce_stream *st,
 
 	while (st->state == MROCE_STREAM_ACTIVE) {
 		r = mroce_rxmsg(st, st->rx_next);
-		if (r->state != MROCE_RXM_READY || r->msn != st->rx_next)
+		if (r->msn != st->rx_next)
+			break;
+		if (r->state == MROCE_RXM_FAILED) {
+			rx_break(c, st, r, r->status, r->msn, r->attempt);
+			break;
+		}
+		if (r->state != MROCE_RXM_READY)
 			break;
 		switch (r->op) {
 		case MROCE_OP_SEND:
@@ -682,7 +713,7 @@ void mroce_stream_rx_advance(struct mroce_conn *c, struct mroce_stream *st,
 					 c->ops->atomic(c->ctx, st, &a, &orig);
 			}
 			if (status != MROCE_ST_OK) {
-				rx_fatal(c, st, NULL, (u8)status, r->msn,
+				rx_break(c, st, NULL, (u8)status, r->msn,
 					 r->attempt);
 				goto out;
 			}
@@ -734,10 +765,14 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 	}
 	if (msn - st->rx_next >= MROCE_STREAM_WINDOW) {
 		st->stats.rx_window++;
-		rx_fatal(c, st, NULL, MROCE_ST_WINDOW, msn, h->attempt);
+		rx_break(c, st, NULL, MROCE_ST_WINDOW, msn, h->attempt);
 		return;
 	}
 
+	if (st->failing && !mroce_seq_lt(msn, st->fail_msn)) {
+		st->stats.rx_stale++;
+		return;
+	}
 	r = mroce_rxmsg(st, msn);
 	if (r->state != MROCE_RXM_FREE && r->attempt != h->attempt) {
 		if ((s8)(h->attempt - r->attempt) < 0) {
@@ -771,21 +806,17 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 				r->state = MROCE_RXM_RNR;
 				st->rnr_slots++;
 				st->stats.rnr_sent++;
-				if (!st->nack_status ||
-				    mroce_seq_lt(msn, st->nack_msn) ||
-				    st->nack_msn == msn) {
-					st->nack_status = MROCE_ST_RNR;
-					st->nack_msn = msn;
-					st->nack_attempt = h->attempt;
-				}
 				mroce_ackq_add(c, st, true);
 				return;
 			}
+			/* a receive too small is consumed by the error */
+			r->claimed = status == MROCE_ST_OK ||
+				     status == MROCE_ST_INVALID;
 			if (status != MROCE_ST_OK) {
-				rx_fatal(c, st, r, (u8)status, msn, h->attempt);
+				rx_refuse(c, st, r, (u8)status, msn,
+					  h->attempt);
 				return;
 			}
-			r->claimed = 1;
 		}
 		if (op_is_read_atomic(r->op)) {
 			r->va = d->va;
@@ -794,13 +825,11 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 			r->compare = d->compare;
 			r->state = MROCE_RXM_READY;
 		}
-		if (st->nack_status == MROCE_ST_RNR && st->nack_msn == msn)
-			st->nack_status = MROCE_ST_OK;
 	} else if (r->state == MROCE_RXM_RNR) {
 		mroce_ackq_add(c, st, true);
 		return;
 	} else if (r->op != h->opcode || r->total != d->total) {
-		rx_fatal(c, st, r, MROCE_ST_INVALID, msn, h->attempt);
+		rx_refuse(c, st, r, MROCE_ST_INVALID, msn, h->attempt);
 		return;
 	}
 
@@ -817,7 +846,7 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 		status = c->ops->place(c->ctx, st, &pl, m->pctx,
 				       pkt->payload_off);
 		if (status != MROCE_ST_OK) {
-			rx_fatal(c, st, r, (u8)status, msn, h->attempt);
+			rx_refuse(c, st, r, (u8)status, msn, h->attempt);
 			return;
 		}
 		r->got += pkt->payload_len;
@@ -828,35 +857,42 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 		mroce_stream_rx_advance(c, st, now);
 }
 
-/* The stream entry for the next ACK: frontier and the oldest refusal. */
+/*
+ * The stream entry for the next ACK: the frontier and the oldest refusal
+ * (a broken stream's cause, else the first RNR or pending failure).
+ */
 void mroce_stream_entry(struct mroce_stream *st, struct mroce_ack_stream *e)
 {
-	u32 msn;
+	u32 msn, end;
 
 	memset(e, 0, sizeof(*e));
 	e->stream = st->peer;
 	e->msn = st->rx_next;
-	if (st->nack_status == MROCE_ST_OK && st->rnr_slots &&
-	    st->state == MROCE_STREAM_ACTIVE) {
-		/* look for another refused message (RNR on several sends) */
-		for (msn = st->rx_next;
-		     msn - st->rx_next < MROCE_STREAM_WINDOW; msn++) {
-			const struct mroce_rxmsg *r = mroce_rxmsg(st, msn);
-
-			if (r->state == MROCE_RXM_RNR && r->msn == msn) {
-				st->nack_status = MROCE_ST_RNR;
-				st->nack_msn = msn;
-				st->nack_attempt = r->attempt;
-				break;
-			}
-		}
-	}
-	if (st->nack_status != MROCE_ST_OK) {
+	if (st->state != MROCE_STREAM_ACTIVE) {
 		e->status = st->nack_status;
 		e->nack_msn = st->nack_msn;
 		e->attempt = st->nack_attempt;
-		e->rnr_delay_us = (u16)MROCE_MIN(st->prm.rnr_delay_ns / 1000,
-						 0xffff);
+		return;
+	}
+	if (st->failing) {
+		e->status = st->fail_status;
+		e->nack_msn = st->fail_msn;
+		e->attempt = st->fail_attempt;
+	}
+	if (!st->rnr_slots)
+		return;
+	end = st->failing ? st->fail_msn : st->rx_next + MROCE_STREAM_WINDOW;
+	for (msn = st->rx_next; mroce_seq_lt(msn, end); msn++) {
+		const struct mroce_rxmsg *r = mroce_rxmsg(st, msn);
+
+		if (r->state == MROCE_RXM_RNR && r->msn == msn) {
+			e->status = MROCE_ST_RNR;
+			e->nack_msn = msn;
+			e->attempt = r->attempt;
+			e->rnr_delay_us = (u16)MROCE_MIN(st->prm.rnr_delay_ns /
+							 1000, 0xffff);
+			return;
+		}
 	}
 }
 
@@ -954,6 +990,7 @@ void mroce_stream_flush(struct mroce_stream *st)
 		r->claimed = 0;
 	}
 	st->rnr_slots = 0;
+	st->failing = 0;
 	for (i = 0; i < MROCE_MAX_RD_ATOMIC; i++)
 		st->resp[i].busy = 0;
 	st->resp_count = 0;

@@ -87,6 +87,7 @@ enum mroce_rxmsg_state {
 	MROCE_RXM_ACTIVE,	/* packets arriving */
 	MROCE_RXM_READY,	/* all arrived: completes at the frontier */
 	MROCE_RXM_RNR,		/* refused for want of a receive */
+	MROCE_RXM_FAILED,	/* refused for good: breaks the stream */
 };
 
 struct mroce_rxmsg {
@@ -104,6 +105,7 @@ struct mroce_rxmsg {
 	u8 attempt;
 	u8 flags;		/* MROCE_F_SOLICITED */
 	u8 claimed;		/* cookie is a claimed receive */
+	u8 status;		/* FAILED: why (enum mroce_status) */
 };
 
 /* A READ or ATOMIC response the responder owes the requester. */
@@ -176,9 +178,13 @@ struct mroce_stream {
 
 	/* responder */
 	u32 rx_next;		/* frontier: every msn below completed */
-	u32 nack_msn;
+	u32 nack_msn;		/* ERROR: the refusal that broke it */
 	u8 nack_status;
 	u8 nack_attempt;
+	u8 failing;		/* a message ahead of the frontier failed */
+	u8 fail_status;
+	u8 fail_attempt;
+	u32 fail_msn;
 	u8 resp_head;		/* oldest response job */
 	u8 resp_count;
 	u16 rnr_slots;		/* messages refused for want of a receive */

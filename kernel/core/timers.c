@@ -42,9 +42,10 @@ static inline u64 earliest(u64 a, u64 b)
 
 static u64 tlp_timeout(const struct mroce_conn *c, const struct mroce_path *p)
 {
-	u64 t = 2 * p->rtt.srtt;
-
-	return MROCE_MAX(t, c->cfg.tlp_min_ns);
+	/* without a sample, the RTT is unknown: wait a whole initial RTO */
+	if (!p->rtt.samples)
+		return p->rtt.rto;
+	return MROCE_MAX(2 * p->rtt.srtt, c->cfg.tlp_min_ns);
 }
 
 static u64 path_rto_at(const struct mroce_path *p)

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// Two MetaRoCE endpoints, each running the real protocol core, joined by a
+// simulated fabric: per-route delay, rate, queue (ECN marking, drop-tail),
+// random loss and duplication, with ECMP-style route choice by UDP source
+// port.  Virtual time, seeded, deterministic.  Used by the unit tests, the
+// bulk-transfer test, the fuzzers and the benchmarks.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <queue>
+#include <random>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "conn.h"
+#include "share.h"
+}
+
+namespace mroce::test {
+
+struct Route {
+  uint64_t delay_ns = 10'000;      // one-way propagation
+  uint64_t jitter_ns = 0;          // uniform extra delay: reorders within a route
+  double gbps = 0;                 // 0: infinitely fast
+  double loss = 0;                 // random drop probability
+  double dup = 0;                  // duplication probability
+  uint64_t queue_bytes = 0;        // drop-tail limit, 0 = unlimited
+  uint64_t ecn_bytes = 0;          // mark CE above this backlog, 0 = never
+  bool up = true;
+  // state
+  uint64_t busy_until = 0;
+  uint64_t last_arrival = 0;
+  uint64_t sent = 0, dropped = 0, marked = 0, duplicated = 0;
+  uint64_t data_sent = 0, data_dropped = 0;  // stream packets only
+};
+
+struct Completion {
+  uint64_t cookie;
+  int status;
+  uint32_t byte_len = 0;
+  uint32_t imm = 0;
+  uint8_t op = 0;
+};
+
+struct Region {
+  uint64_t va;
+  std::vector<uint8_t> mem;
+  std::vector<uint8_t> placed;  // per-byte placement counts, if enabled
+  bool remote_write = true, remote_read = true, remote_atomic = true;
+};
+
+struct SendWr {
+  mroce_msg msg{};
+  std::vector<uint8_t> data;  // SEND/WRITE source bytes
+  uint8_t *read_dst = nullptr;  // READ/ATOMIC: where the result lands
+  uint32_t read_len = 0;
+};
+
+struct RecvWr {
+  uint64_t cookie;
+  uint8_t *buf;
+  uint32_t len;
+  std::vector<uint32_t> placed;  // per-byte placement counts (checks)
+};
+
+struct Endpoint;
+
+struct Qp {
+  Endpoint *ep;
+  mroce_stream st;
+  std::map<uint64_t, SendWr> sends;  // by cookie
+  std::deque<RecvWr> rq;             // posted receives, in order
+  uint32_t rq_base = 0;              // rsn of rq.front()
+  std::map<uint64_t, RecvWr> claimed;
+  std::vector<Completion> scq, rcq;
+  int error = 0;                     // stream_error status, if any
+  bool srq = false;
+};
+
+struct Fabric;
+
+struct Endpoint {
+  Endpoint(Fabric *f, int idx, const mroce_cfg &cfg, uint64_t seed);
+  ~Endpoint();
+  Fabric *fab;
+  int idx;
+  std::vector<uint8_t> mem;
+  mroce_conn *conn;
+  mroce_share share{};
+  bool share_on = false;
+  std::map<uint32_t, Region> regions;  // by rkey
+  std::map<uint32_t, std::unique_ptr<Qp>> qps;
+  std::vector<int> events;
+  uint64_t armed = 0;
+  uint64_t place_calls = 0, place_bytes = 0, rx_bad = 0;
+  uint64_t pkts_out = 0;
+  std::function<void(Endpoint &, const uint8_t *, uint32_t)> tap;  // sees every packet it sends
+
+  Qp &qp(uint32_t id) { return *qps.at(id); }
+  Qp &add_qp(uint32_t id);
+  uint32_t add_region(uint64_t va, size_t len);
+  void post_recv(Qp &q, uint64_t cookie, uint8_t *buf, uint32_t len);
+  int post_send(Qp &q, SendWr wr);
+  void drain(uint64_t now);  // poll_tx until idle; arm timer
+};
+
+struct Packet {
+  int to;
+  std::vector<uint8_t> bytes;
+  bool ce;
+};
+
+// The fabric: two directions, each with its own routes; ECMP by source port.
+struct Fabric {
+  explicit Fabric(uint64_t seed = 1) : rng(seed) {}
+  uint64_t now = 0;
+  std::mt19937_64 rng;
+  std::vector<Route> routes[2];  // routes[d]: from endpoint d to 1 - d
+  std::vector<std::unique_ptr<Endpoint>> eps;
+  uint64_t events = 0;
+
+  struct Ev {
+    uint64_t at;
+    uint64_t seq;
+    int kind;  // 0 packet, 1 timer
+    int ep;
+    std::shared_ptr<Packet> pkt;
+    bool operator>(const Ev &o) const {
+      return at != o.at ? at > o.at : seq > o.seq;
+    }
+  };
+  std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> q;
+  uint64_t seq = 0;
+
+  Endpoint &ep(int i) { return *eps.at(i); }
+  Endpoint &add_endpoint(const mroce_cfg &cfg);
+  // Both endpoints: connect (0 opens), wait until established.
+  bool connect(uint64_t limit_ns = 1'000'000'000);
+  void send(int from, uint16_t sport, const uint8_t *buf, uint32_t len,
+            bool ect);
+  void arm(int ep, uint64_t at);
+  // Run until @done returns true or virtual time passes @limit.
+  bool run(const std::function<bool()> &done, uint64_t limit_ns);
+  bool step();
+  size_t route_of(int dir, uint16_t sport) const;
+};
+
+// A default configuration for tests: 4 paths, 1 KiB packets.
+mroce_cfg test_cfg(uint32_t npaths = 4, uint32_t mss = 1024);
+
+// Connect a QP pair (id a on ep 0, id b on ep 1) with default parameters.
+void connect_qps(Fabric &f, uint32_t a, uint32_t b, uint32_t mss = 1024);
+
+}  // namespace mroce::test

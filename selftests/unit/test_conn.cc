@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// End-to-end behaviour of the core through the two-endpoint harness:
+// handshake, every verb, ordering of completions, NACKs and errors.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+
+#include "harness.h"
+
+using namespace mroce::test;
+
+namespace {
+
+struct Pair : ::testing::Test {
+  Fabric f{7};
+  void SetUp() override { build(4, 1024); }
+  void build(uint32_t npaths, uint32_t mss, int nroutes = 4) {
+    f.routes[0].assign(nroutes, Route{});
+    f.routes[1].assign(nroutes, Route{});
+    for (int i = 0; i < nroutes; i++) {
+      f.routes[0][i].delay_ns = f.routes[1][i].delay_ns = 10'000 + 5'000 * i;
+      f.routes[0][i].gbps = f.routes[1][i].gbps = 10;
+    }
+    auto cfg = test_cfg(npaths, mss);
+    f.add_endpoint(cfg);
+    f.add_endpoint(cfg);
+  }
+  Endpoint &A() { return f.ep(0); }
+  Endpoint &B() { return f.ep(1); }
+  bool wait(const std::function<bool()> &cond, uint64_t ns = 500'000'000) {
+    return f.run(cond, ns);
+  }
+  SendWr wr(uint8_t op, uint64_t cookie, uint32_t len, uint8_t fill = 0xab) {
+    SendWr w;
+    w.msg.op = op;
+    w.msg.cookie = cookie;
+    w.msg.len = len;
+    w.data.assign(len, fill);
+    for (uint32_t i = 0; i < len; i++) w.data[i] = static_cast<uint8_t>(fill + i * 7);
+    return w;
+  }
+};
+
+TEST_F(Pair, Handshake) {
+  ASSERT_TRUE(f.connect());
+  EXPECT_EQ(A().conn->peer_id, B().conn->id);
+  EXPECT_EQ(B().conn->peer_id, A().conn->id);
+  EXPECT_EQ(A().conn->npaths, 4u);
+  ASSERT_FALSE(A().events.empty());
+  EXPECT_EQ(A().events[0], MROCE_EV_ESTABLISHED);
+}
+
+TEST_F(Pair, HandshakeSurvivesLoss) {
+  for (auto &r : f.routes[0]) r.loss = 0.5;
+  for (auto &r : f.routes[1]) r.loss = 0.5;
+  ASSERT_TRUE(f.connect(2'000'000'000));
+}
+
+TEST_F(Pair, SimultaneousOpen) {
+  mroce_conn_open(B().conn, f.now);
+  B().drain(f.now);
+  ASSERT_TRUE(f.connect());
+  EXPECT_EQ(A().conn->peer_id, B().conn->id);
+  EXPECT_EQ(B().conn->peer_id, A().conn->id);
+}
+
+TEST_F(Pair, HandshakeFailsWithoutPeer) {
+  for (auto &r : f.routes[0]) r.up = false;
+  EXPECT_FALSE(f.connect(200'000'000));
+  wait([&] { return A().conn->state == MROCE_CONN_FAILED; }, 60'000'000'000);
+  EXPECT_EQ(A().conn->state, MROCE_CONN_FAILED);
+}
+
+TEST_F(Pair, WriteLandsAndCompletes) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  uint32_t rkey = B().add_region(0x10000, 1 << 20);
+  auto w = wr(MROCE_OP_WRITE, 1, 100'000);
+  w.msg.va = 0x10000 + 4096;
+  w.msg.rkey = rkey;
+  auto data = w.data;
+  ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
+  EXPECT_EQ(0, std::memcmp(&B().regions[rkey].mem[4096], data.data(), data.size()));
+  EXPECT_EQ(B().place_bytes, 100'000u);
+}
+
+TEST_F(Pair, SendMatchesPostedReceivesInOrder) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  std::vector<std::vector<uint8_t>> bufs(8, std::vector<uint8_t>(8000));
+  for (int i = 0; i < 8; i++) B().post_recv(B().qp(2), 100 + i, bufs[i].data(), 8000);
+  for (int i = 0; i < 8; i++) {
+    auto w = wr(i % 2 ? MROCE_OP_SEND_IMM : MROCE_OP_SEND, i, 1000 * (i + 1) - 3,
+                static_cast<uint8_t>(i));
+    w.msg.imm = 0x5000 + i;
+    ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
+  }
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return B().qp(2).rcq.size() == 8 && A().qp(1).scq.size() == 8; }));
+  for (int i = 0; i < 8; i++) {
+    const auto &c = B().qp(2).rcq[i];
+    EXPECT_EQ(c.cookie, 100u + i);
+    EXPECT_EQ(c.status, MROCE_WC_OK);
+    EXPECT_EQ(c.byte_len, 1000u * (i + 1) - 3);
+    if (i % 2) {
+      EXPECT_EQ(c.imm, 0x5000u + i);
+    }
+    EXPECT_EQ(A().qp(1).scq[i].cookie, static_cast<uint64_t>(i));
+    for (uint32_t k = 0; k < c.byte_len; k++)
+      ASSERT_EQ(bufs[i][k], static_cast<uint8_t>(i + k * 7)) << i << " " << k;
+  }
+}
+
+TEST_F(Pair, ReadReturnsRemoteBytes) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  uint32_t rkey = B().add_region(0x40000, 1 << 20);
+  auto &mem = B().regions[rkey].mem;
+  for (size_t i = 0; i < mem.size(); i++) mem[i] = static_cast<uint8_t>(i * 13);
+  std::vector<uint8_t> dst(300'000);
+  SendWr w;
+  w.msg.op = MROCE_OP_READ_REQ;
+  w.msg.cookie = 9;
+  w.msg.len = 300'000;
+  w.msg.va = 0x40000 + 77;
+  w.msg.rkey = rkey;
+  w.read_dst = dst.data();
+  w.read_len = 300'000;
+  ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
+  EXPECT_EQ(0, std::memcmp(dst.data(), &mem[77], dst.size()));
+}
+
+TEST_F(Pair, AtomicsExecuteOnceInOrder) {
+  for (auto &r : f.routes[0]) { r.loss = 0.2; r.dup = 0.2; }
+  for (auto &r : f.routes[1]) { r.loss = 0.2; r.dup = 0.2; }
+  ASSERT_TRUE(f.connect(2'000'000'000));
+  connect_qps(f, 1, 2);
+  uint32_t rkey = B().add_region(0x8000, 64);
+  std::vector<uint64_t> results(100);
+  for (int i = 0; i < 100; i++) {
+    SendWr w;
+    w.msg.op = MROCE_OP_FETCH_ADD;
+    w.msg.cookie = i;
+    w.msg.len = 8;
+    w.msg.va = 0x8000 + 8;
+    w.msg.rkey = rkey;
+    w.msg.swap_add = 1;
+    w.read_dst = reinterpret_cast<uint8_t *>(&results[i]);
+    w.read_len = 8;
+    ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
+  }
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return A().qp(1).scq.size() == 100; }, 20'000'000'000));
+  uint64_t v;
+  std::memcpy(&v, &B().regions[rkey].mem[8], 8);
+  EXPECT_EQ(v, 100u);  // exactly once each, despite loss and duplicates
+  for (int i = 0; i < 100; i++) {
+    EXPECT_EQ(A().qp(1).scq[i].cookie, static_cast<uint64_t>(i));
+    EXPECT_EQ(results[i], static_cast<uint64_t>(i));  // executed in order
+  }
+}
+
+TEST_F(Pair, CompareAndSwap) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  uint32_t rkey = B().add_region(0x8000, 64);
+  uint64_t init = 5;
+  std::memcpy(&B().regions[rkey].mem[0], &init, 8);
+  uint64_t r1 = 0, r2 = 0;
+  auto cas = [&](uint64_t cookie, uint64_t cmp, uint64_t swp, uint64_t *out) {
+    SendWr w;
+    w.msg.op = MROCE_OP_CMP_SWAP;
+    w.msg.cookie = cookie;
+    w.msg.len = 8;
+    w.msg.va = 0x8000;
+    w.msg.rkey = rkey;
+    w.msg.compare = cmp;
+    w.msg.swap_add = swp;
+    w.read_dst = reinterpret_cast<uint8_t *>(out);
+    w.read_len = 8;
+    return A().post_send(A().qp(1), std::move(w));
+  };
+  ASSERT_EQ(cas(1, 5, 9, &r1), 0);
+  ASSERT_EQ(cas(2, 5, 11, &r2), 0);  // fails: value is 9 by then
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return A().qp(1).scq.size() == 2; }));
+  uint64_t v;
+  std::memcpy(&v, &B().regions[rkey].mem[0], 8);
+  EXPECT_EQ(r1, 5u);
+  EXPECT_EQ(r2, 9u);
+  EXPECT_EQ(v, 9u);
+}
+
+TEST_F(Pair, BadRkeyIsRemoteAccessErrorAndNothingWritten) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  uint32_t rkey = B().add_region(0x10000, 4096);
+  auto w = wr(MROCE_OP_WRITE, 1, 8192);  // longer than the region
+  w.msg.va = 0x10000;
+  w.msg.rkey = rkey;
+  ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
+  auto w2 = wr(MROCE_OP_WRITE, 2, 10);
+  w2.msg.va = 0x10000;
+  w2.msg.rkey = rkey;
+  ASSERT_EQ(A().post_send(A().qp(1), std::move(w2)), 0);
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_REM_ACCESS);
+  EXPECT_EQ(A().qp(1).error, MROCE_WC_REM_ACCESS);
+  EXPECT_NE(B().qp(2).error, 0);
+  const auto &mem = B().regions[rkey].mem;
+  EXPECT_TRUE(std::all_of(mem.begin(), mem.end(), [](uint8_t b) { return b == 0; }));
+  // the caller flushes the rest after the error
+  mroce_stream_flush(&A().qp(1).st);
+  ASSERT_EQ(A().qp(1).scq.size(), 2u);
+  EXPECT_EQ(A().qp(1).scq[1].status, MROCE_WC_FLUSH);
+}
+
+TEST_F(Pair, ReceiverNotReadyRetriesUntilPosted) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  ASSERT_EQ(A().post_send(A().qp(1), wr(MROCE_OP_SEND, 1, 3000)), 0);
+  A().drain(f.now);
+  wait([] { return false; }, 2'000'000);
+  EXPECT_TRUE(A().qp(1).scq.empty());
+  EXPECT_GT(B().qp(2).st.stats.rnr_sent, 0u);
+  std::vector<uint8_t> buf(4096);
+  B().post_recv(B().qp(2), 55, buf.data(), 4096);
+  ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
+  ASSERT_EQ(B().qp(2).rcq.size(), 1u);
+  EXPECT_EQ(B().qp(2).rcq[0].byte_len, 3000u);
+  EXPECT_EQ(buf[2999], static_cast<uint8_t>(0xab + 2999 * 7));
+}
+
+TEST_F(Pair, RnrRetryExhaustedFails) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  A().qp(1).st.prm.rnr_retry = 2;
+  ASSERT_EQ(A().post_send(A().qp(1), wr(MROCE_OP_SEND, 1, 100)), 0);
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_RNR_RETRY);
+}
+
+TEST_F(Pair, SendTooLongForReceive) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  std::vector<uint8_t> buf(100);
+  B().post_recv(B().qp(2), 5, buf.data(), 100);
+  ASSERT_EQ(A().post_send(A().qp(1), wr(MROCE_OP_SEND, 1, 3000)), 0);
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_REM_INVALID);
+  ASSERT_EQ(B().qp(2).rcq.size(), 1u);
+  EXPECT_EQ(B().qp(2).rcq[0].status, MROCE_WC_LOC_LEN);
+}
+
+TEST_F(Pair, UnknownStreamRetriesThenGivesUp) {
+  ASSERT_TRUE(f.connect());
+  A().add_qp(1);
+  mroce_stream_params p{};
+  p.mss = 1024;
+  p.retry_cnt = 2;
+  p.max_rd_atomic = 1;
+  ASSERT_EQ(mroce_stream_attach(A().conn, &A().qp(1).st, 999, &p), 0);
+  ASSERT_EQ(A().post_send(A().qp(1), wr(MROCE_OP_SEND, 1, 10)), 0);
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_RETRY_EXC);
+  EXPECT_GT(B().conn->stats.rx_drop_stream, 0u);
+}
+
+TEST_F(Pair, LateAttachingPeerIsRetried) {
+  ASSERT_TRUE(f.connect());
+  A().add_qp(1);
+  B().add_qp(2);
+  mroce_stream_params p{};
+  p.mss = 1024;
+  p.retry_cnt = 7;
+  p.max_rd_atomic = 1;
+  p.tx_msn = 10;
+  p.rx_msn = 20;
+  ASSERT_EQ(mroce_stream_attach(A().conn, &A().qp(1).st, 2, &p), 0);
+  uint32_t rkey = B().add_region(0x1000, 8192);
+  auto w = wr(MROCE_OP_WRITE, 1, 5000);
+  w.msg.va = 0x1000;
+  w.msg.rkey = rkey;
+  ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
+  A().drain(f.now);
+  wait([] { return false; }, 300'000);
+  mroce_stream_params q = p;
+  q.tx_msn = 20;
+  q.rx_msn = 10;
+  ASSERT_EQ(mroce_stream_attach(B().conn, &B().qp(2).st, 1, &q), 0);
+  ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
+  EXPECT_EQ(B().regions[rkey].mem[4999], static_cast<uint8_t>(0xab + 4999 * 7));
+}
+
+TEST_F(Pair, FenceWaitsForReads) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  uint32_t rkey = B().add_region(0x1000, 1 << 16);
+  B().regions[rkey].mem[0] = 1;
+  uint8_t got = 0;
+  SendWr r;
+  r.msg.op = MROCE_OP_READ_REQ;
+  r.msg.cookie = 1;
+  r.msg.len = 1;
+  r.msg.va = 0x1000;
+  r.msg.rkey = rkey;
+  r.read_dst = &got;
+  r.read_len = 1;
+  ASSERT_EQ(A().post_send(A().qp(1), std::move(r)), 0);
+  auto w = wr(MROCE_OP_WRITE, 2, 1, 2);
+  w.msg.va = 0x1000;
+  w.msg.rkey = rkey;
+  w.msg.flags = MROCE_MSG_FENCE;
+  ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return A().qp(1).scq.size() == 2; }));
+  EXPECT_EQ(got, 1);  // the read saw the memory before the fenced write
+  EXPECT_EQ(B().regions[rkey].mem[0], 2);
+}
+
+TEST_F(Pair, ManyStreamsShareOneConnection) {
+  ASSERT_TRUE(f.connect());
+  uint32_t rkey = B().add_region(0, 64 << 20);
+  for (uint32_t s = 0; s < 16; s++) connect_qps(f, 10 + s, 100 + s);
+  for (uint32_t s = 0; s < 16; s++)
+    for (int m = 0; m < 8; m++) {
+      auto w = wr(MROCE_OP_WRITE, m, 50'000, static_cast<uint8_t>(s));
+      w.msg.va = (s * 8 + m) * 65536ull;
+      w.msg.rkey = rkey;
+      ASSERT_EQ(A().post_send(A().qp(10 + s), std::move(w)), 0);
+    }
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] {
+    for (uint32_t s = 0; s < 16; s++)
+      if (A().qp(10 + s).scq.size() < 8) return false;
+    return true;
+  }));
+  for (uint32_t s = 0; s < 16; s++)
+    for (int m = 0; m < 8; m++)
+      ASSERT_EQ(B().regions[rkey].mem[(s * 8 + m) * 65536ull + 49'999],
+                static_cast<uint8_t>(s + 49'999 * 7));
+}
+
+TEST_F(Pair, ZeroLengthMessages) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  uint8_t b;
+  B().post_recv(B().qp(2), 1, &b, 1);
+  uint32_t rkey = B().add_region(0x1000, 16);
+  auto w = wr(MROCE_OP_WRITE, 1, 0);
+  w.msg.rkey = rkey;
+  w.msg.va = 0x1000;
+  ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
+  ASSERT_EQ(A().post_send(A().qp(1), wr(MROCE_OP_SEND, 2, 0)), 0);
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return A().qp(1).scq.size() == 2; }));
+  ASSERT_EQ(B().qp(2).rcq.size(), 1u);
+  EXPECT_EQ(B().qp(2).rcq[0].byte_len, 0u);
+}
+
+TEST_F(Pair, UnknownConnectionGetsReset) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  B().conn->id = 555;  // B forgets the connection id A knows
+  ASSERT_EQ(A().post_send(A().qp(1), wr(MROCE_OP_SEND, 1, 10)), 0);
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return A().conn->state == MROCE_CONN_FAILED; }));
+  ASSERT_EQ(A().qp(1).scq.size(), 1u);
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_RETRY_EXC);
+}
+
+}  // namespace
