@@ -77,9 +77,19 @@ static int mroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->pkey_tbl_len = 1;
 	attr->max_msg_sz = MROCE_MAX_MSG_SIZE;
 	attr->max_vl_num = 1;
-	/* Takes RTNL: never call query_port from the netdev notifier. */
-	return ib_get_eth_speed(ibdev, port, &attr->active_speed,
-				&attr->active_width);
+	/*
+	 * Takes RTNL: never call query_port from the netdev notifier.  It
+	 * fails only once ib_core has let go of a netdev that is being
+	 * unregistered; the port is down then, not the query.
+	 */
+	if (ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->state = IB_PORT_DOWN;
+		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
 }
 
 static int mroce_get_port_immutable(struct ib_device *ibdev, u32 port,
