@@ -201,6 +201,10 @@ const std::vector<Option> &options() {
       {"switch_latency", "switch forwarding latency", with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.fabric.sw.latency) ? "" : bad("a time");
        })},
+      {"switch_jitter", "per-packet forwarding-time noise, uniform in [0, this]",
+       with([](Config &c, const std::string &v) -> std::string {
+         return parse_time(v, c.fabric.sw.jitter) ? "" : bad("a time");
+       })},
       {"pfc", "0|1: PFC on the data class", with([](Config &c, const std::string &v) -> std::string {
          return parse_bool(v, c.fabric.sw.pfc) ? "" : bad("0 or 1");
        })},
@@ -283,16 +287,24 @@ const std::vector<Option> &options() {
          return "";
        })},
       // --- RoCEv2 baseline ---
-      {"rocev2_rto", "retransmission timeout", with([](Config &c, const std::string &v) -> std::string {
+      {"rocev2_rto", "initial retransmission timeout (doubles up to rocev2_rto_max)", with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.rocev2.rto) ? "" : bad("a time");
        })},
-      {"rocev2_retry_cnt", "timeouts without progress before a QP fails",
+      {"rocev2_rto_max", "timeout cap (the QP ack timeout); = rocev2_rto: fixed timeout",
+       with([](Config &c, const std::string &v) -> std::string {
+         return parse_time(v, c.rocev2.rto_max) ? "" : bad("a time");
+       })},
+      {"rocev2_retry_cnt", "QP fails after rocev2_rto_max * this without progress",
        with([](Config &c, const std::string &v) -> std::string {
          return parse_u32(v, c.rocev2.retry_cnt) ? "" : bad("a non-negative integer");
        })},
       {"rocev2_ack_every", "responder ACKs every N packets (and every message end)",
        with([](Config &c, const std::string &v) -> std::string {
          return parse_u32(v, c.rocev2.ack_every) ? "" : bad("a non-negative integer");
+       })},
+      {"rocev2_nak_resend", "0 = one NAK per sequence error (IB/rxe); else re-NAK after this",
+       with([](Config &c, const std::string &v) -> std::string {
+         return parse_time(v, c.rocev2.nak_resend) ? "" : bad("a time");
        })},
       {"dcqcn", "0|1: DCQCN rate control", with([](Config &c, const std::string &v) -> std::string {
          return parse_bool(v, c.rocev2.dcqcn.enabled) ? "" : bad("0 or 1");
@@ -492,6 +504,8 @@ std::string validate(Config &c) {
   const RoceV2Params &r = c.rocev2;
   if (r.rto == 0)
     return "rocev2_rto must be positive";
+  if (r.rto_max < r.rto)
+    return "rocev2_rto_max must be at least rocev2_rto";
   if (r.ack_every == 0)
     return "rocev2_ack_every must be at least 1";
   const DcqcnParams &d = r.dcqcn;

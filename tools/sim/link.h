@@ -19,6 +19,8 @@ struct Channel {
   // old epoch and are dropped on arrival.
   uint32_t epoch = 0;
   uint32_t link = 0; // index of the Link this channel belongs to
+  Time jitter = 0; // extra arrival delay, uniform in [0, jitter]
+  Time last_arrival = 0; // arrivals stay in order despite the jitter
   Rng rng; // loss draws, a stream of its own
 
   void set_loss(double p) {

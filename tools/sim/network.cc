@@ -4,6 +4,7 @@
 
 #include "host_env.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -85,6 +86,7 @@ void Network::finalize() {
     const Node &peer = nodes_[ports_[p.peer].node];
     p.arrive_delay =
         p.ch.delay + (peer.kind == NodeKind::kSwitch ? params_.sw.latency : params_.host.rx_delay);
+    p.ch.jitter = peer.kind == NodeKind::kSwitch ? params_.sw.jitter : 0;
   }
   recompute_routes();
   finalized_ = true;
@@ -206,6 +208,8 @@ void Network::transmit(uint32_t port, uint32_t pkt, Time min_duration) {
   if (ser < min_duration)
     ser = min_duration;
   pt.busy = true;
+  ++pt.tx_packets;
+  pt.tx_bytes += p.wire_bytes;
   queue_.push(now_ + ser, kEvTxDone, port, 0);
   if (!pt.ch.up) {
     drop(pkt, kDropLinkDown);
@@ -216,7 +220,14 @@ void Network::transmit(uint32_t port, uint32_t pkt, Time min_duration) {
     return;
   }
   p.link_epoch = pt.ch.epoch;
-  queue_.push(now_ + ser + pt.arrive_delay, kEvArrive, pt.peer, pkt);
+  Time at = now_ + ser + pt.arrive_delay;
+  if (pt.ch.jitter) {
+    // Processing-time noise at the receiver; never reorders a link's packets.
+    at += pt.ch.rng.below(pt.ch.jitter + 1);
+    at = std::max(at, pt.ch.last_arrival);
+    pt.ch.last_arrival = at;
+  }
+  queue_.push(at, kEvArrive, pt.peer, pkt);
 }
 
 void Network::on_arrive(uint32_t port, uint32_t pkt) {

@@ -31,6 +31,10 @@ struct SwitchParams {
   uint64_t ecn_kmax_bytes = 0; // > ecn_k: mark with probability rising to ecn_pmax
   double ecn_pmax = 1.0;
   Time latency = 500 * kNs; // forwarding delay, added on arrival
+  // Per-packet forwarding-time noise, uniform in [0, jitter].  Without it
+  // equal-rate senders keep a fixed phase and drop-tail can lock one out
+  // completely, an artefact of perfectly periodic simulated NICs.
+  Time jitter = 50 * kNs;
   bool pfc = false;
   uint64_t pfc_xoff_bytes = 0; // pause upstream above this ingress occupancy
   uint64_t pfc_xon_bytes = 0; // resume below this
@@ -57,6 +61,8 @@ struct Port {
   uint32_t peer = 0; // global index of the port at the other end
   Channel ch; // the direction this port transmits on
   Time arrive_delay = 0; // ch.delay + the peer node's processing delay
+  uint64_t tx_packets = 0; // put on the wire (including ones then lost)
+  uint64_t tx_bytes = 0;
   bool busy = false; // serialising a packet
   bool paused = false; // data class held by a PFC pause from downstream
   Time poll_at = kNever; // hosts: time of the pending transport poll

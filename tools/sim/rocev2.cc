@@ -55,6 +55,7 @@ uint32_t RoceV2Transport::requester_for(uint32_t dst, uint32_t flow) {
   q.tuple.dst_port = kRoceUdpPort;
   q.peer_qp = dir_->hosts[dst]->accept(env_.host_id(), idx, q.port);
   q.cc.init(&params_.dcqcn, static_cast<double>(env_.port_rate_bps(q.port)));
+  q.rto_cur = params_.rto;
   requesters_.push_back(std::move(q));
   by_peer_flow_.emplace(key, idx);
   return idx;
@@ -177,7 +178,8 @@ void RoceV2Transport::build_data(uint32_t qi, Packet &out, Time now) {
     q.next_tx = rate < line ? now + static_cast<Time>(out.wire_bytes * 8.0 * kSec / rate) : now;
   }
   if (q.rto_deadline == kNever) {
-    q.rto_deadline = now + params_.rto;
+    q.progress_at = now;
+    q.rto_deadline = now + q.rto_cur;
     arm_timer(qi);
   }
 }
@@ -204,13 +206,14 @@ void RoceV2Transport::on_timer(uint64_t cookie) {
     return;
   }
   ++env_.stats().timeouts;
-  if (++q.retries > params_.retry_cnt) {
+  if (now - q.progress_at > params_.rto_max * params_.retry_cnt) {
     fail(q);
     return;
   }
   q.snd_nxt = q.snd_una; // go back N
   locate(q);
-  q.rto_deadline = now + params_.rto;
+  q.rto_cur = std::min(2 * q.rto_cur, params_.rto_max);
+  q.rto_deadline = now + q.rto_cur;
   arm_timer(qi);
   schedule(qi);
 }
@@ -326,8 +329,9 @@ void RoceV2Transport::rx_data(const Header &h, const Packet &pkt) {
       queue_ack(ri);
   } else if (h.psn > r.epsn) {
     ++env_.stats().out_of_sequence_dropped;
-    if (!r.nak_sent) {
+    if (!r.nak_sent || (params_.nak_resend && now - r.last_nak >= params_.nak_resend)) {
       r.nak_sent = true;
+      r.last_nak = now;
       ++env_.stats().naks_sent;
       queue_ctrl(r, CtrlItem{kCtrlNak, ri, r.epsn});
     }
@@ -351,7 +355,8 @@ void RoceV2Transport::rx_ack(const Header &h, bool nak) {
   const uint32_t qi = h.dst_qp;
   if (h.psn > q.snd_una) {
     q.snd_una = h.psn;
-    q.retries = 0;
+    q.progress_at = now;
+    q.rto_cur = params_.rto;
     while (!q.msgs.empty() && q.msgs.front().first_psn + q.msgs.front().npkts <= q.snd_una) {
       const uint64_t id = q.msgs.front().id;
       q.msgs.pop_front();
@@ -360,7 +365,7 @@ void RoceV2Transport::rx_ack(const Header &h, bool nak) {
     if (q.snd_nxt < q.snd_una)
       q.snd_nxt = q.snd_una;
     locate(q);
-    q.rto_deadline = q.snd_una < q.max_sent ? now + params_.rto : kNever;
+    q.rto_deadline = q.snd_una < q.max_sent ? now + q.rto_cur : kNever;
     arm_timer(qi);
   }
   if (nak && h.psn == q.snd_una && h.psn < q.snd_nxt) {

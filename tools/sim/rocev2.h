@@ -26,9 +26,19 @@ namespace mroce::sim {
 
 struct RoceV2Params {
   uint32_t mtu = 4096; // payload bytes per packet
-  Time rto = 1 * kMs; // retransmission timeout (IB: 4.096 us * 2^timeout)
-  uint32_t retry_cnt = 7; // timeouts without progress before the QP fails
+  // Retransmission timeout.  Like ConnectX adaptive retransmission it starts
+  // at `rto`, doubles on each timeout without progress up to `rto_max` (the
+  // QP's IB ack timeout, 4.096 us * 2^timeout) and falls back to `rto` on
+  // progress; rto == rto_max gives the classic fixed IB timeout.  The QP
+  // fails (retry count exceeded) after rto_max * retry_cnt without progress.
+  Time rto = 100 * kUs;
+  Time rto_max = 8 * kMs;
+  uint32_t retry_cnt = 7;
   uint32_t ack_every = 4; // responder coalesces ACKs (and ACKs every message end)
+  // 0: one NAK per sequence error, then silence until the expected PSN
+  // arrives (IB, rxe).  Otherwise the responder NAKs again for an
+  // out-of-sequence packet once this long has passed since its last NAK.
+  Time nak_resend = 0;
   DcqcnParams dcqcn;
 };
 
@@ -95,7 +105,8 @@ private:
     uint64_t max_sent = 0; // one past the highest PSN ever sent
     Time rto_deadline = kNever;
     Time timer_at = kNever; // pending env timer, if any
-    uint32_t retries = 0;
+    Time rto_cur = 0; // current (backed-off) timeout
+    Time progress_at = 0; // last forward progress, for the retry budget
     bool failed = false;
     Time next_tx = 0; // pacing
     Sched sched = kIdle;
@@ -111,6 +122,7 @@ private:
     bool ack_queued = false;
     uint32_t unacked = 0;
     Time last_cnp = kNever;
+    Time last_nak = 0;
   };
   enum CtrlKind : uint8_t { kCtrlAck, kCtrlNak, kCtrlCnp };
   struct CtrlItem {

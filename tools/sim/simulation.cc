@@ -105,7 +105,7 @@ SimResult Simulation::run() {
   r.loss = cfg_.loss;
   r.completed = completed_at_ != kNever;
   r.end_time = net_.now();
-  r.completion_time = r.completed ? completed_at_ : std::max(net_.now(), cfg_.max_time);
+  r.completion_time = r.completed ? completed_at_ : net_.now();
   r.bytes_expected = workload_->bytes_expected();
   r.messages_expected = workload_->messages_expected();
   r.receivers = workload_->receivers();

@@ -29,7 +29,7 @@ struct SimResult {
   uint64_t seed = 0;
   double loss = 0;
   bool completed = false;
-  Time completion_time = 0; // last delivery, or the time limit if incomplete
+  Time completion_time = 0; // last delivery; if incomplete, when the run stopped
   Time end_time = 0; // last event processed
   uint64_t bytes_expected = 0;
   uint64_t messages_expected = 0;
