@@ -38,17 +38,23 @@ void mroce_cc_on_ack(struct mroce_cc *cc, u32 bytes)
 
 bool mroce_cc_on_window(struct mroce_cc *cc)
 {
-	u32 frac = 0, cut;
+	u32 frac = 0, cut, delta;
 	bool marked = cc->wnd_ce != 0;
 
 	if (cc->wnd_pkts)
 		frac = (u32)mroce_div64((u64)cc->wnd_ce << MROCE_ALPHA_SHIFT,
 					cc->wnd_pkts);
-	/* alpha += g * (frac - alpha), kept in [0, ONE] */
-	if (frac >= cc->alpha)
-		cc->alpha += (frac - cc->alpha) >> MROCE_ALPHA_G_SHIFT;
-	else
-		cc->alpha -= (cc->alpha - frac) >> MROCE_ALPHA_G_SHIFT;
+	/*
+	 * alpha += g * (frac - alpha), kept in [0, ONE]; a step that rounds
+	 * to zero lands on frac, or alpha would stall up to 1/64 away from it
+	 */
+	if (frac >= cc->alpha) {
+		delta = (frac - cc->alpha) >> MROCE_ALPHA_G_SHIFT;
+		cc->alpha = delta ? cc->alpha + delta : frac;
+	} else {
+		delta = (cc->alpha - frac) >> MROCE_ALPHA_G_SHIFT;
+		cc->alpha = delta ? cc->alpha - delta : frac;
+	}
 	cc->wnd_pkts = 0;
 	cc->wnd_ce = 0;
 	if (!marked)

@@ -382,4 +382,81 @@ TEST_F(Pair, UnknownConnectionGetsReset) {
   EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_RETRY_EXC);
 }
 
+TEST_F(Pair, RefusalTakesEffectInMessageOrder) {
+  // routes of very unequal delay: later messages' packets overtake
+  f.routes[0][0].delay_ns = 200'000;
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  std::vector<std::vector<uint8_t>> bufs(8, std::vector<uint8_t>(5000));
+  for (int i = 0; i < 8; i++) B().post_recv(B().qp(2), 100 + i, bufs[i].data(), 5000);
+  for (int i = 0; i < 8; i++)
+    ASSERT_EQ(A().post_send(A().qp(1), wr(MROCE_OP_SEND, i, i == 5 ? 9000 : 4000)), 0);
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return A().qp(1).error != 0; }));
+  const auto &sc = A().qp(1).scq;
+  ASSERT_EQ(sc.size(), 6u);
+  for (int i = 0; i < 5; i++) EXPECT_EQ(sc[i].status, MROCE_WC_OK) << i;
+  EXPECT_EQ(sc[5].status, MROCE_WC_REM_INVALID);
+  const auto &rc = B().qp(2).rcq;
+  ASSERT_EQ(rc.size(), 6u);  // five delivered, the sixth consumed by the error
+  for (int i = 0; i < 5; i++) EXPECT_EQ(rc[i].status, MROCE_WC_OK) << i;
+  EXPECT_EQ(rc[5].status, MROCE_WC_LOC_LEN);
+  // nothing after the refused message was placed
+  EXPECT_EQ(bufs[6][0], 0);
+  EXPECT_EQ(bufs[7][0], 0);
+}
+
+TEST_F(Pair, SharedReceiveQueue) {
+  ASSERT_TRUE(f.connect());
+  A().add_qp(1);
+  B().add_qp(2).srq = true;
+  connect_qps(f, 1, 2);
+  std::vector<std::vector<uint8_t>> bufs(4, std::vector<uint8_t>(2048));
+  for (int i = 0; i < 4; i++) B().post_recv(B().qp(2), 10 + i, bufs[i].data(), 2048);
+  for (int i = 0; i < 6; i++) ASSERT_EQ(A().post_send(A().qp(1), wr(MROCE_OP_SEND, i, 2000)), 0);
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return B().qp(2).rcq.size() == 4; }));
+  std::vector<uint8_t> more(2048 * 2);
+  B().post_recv(B().qp(2), 20, more.data(), 2048);
+  B().post_recv(B().qp(2), 21, more.data() + 2048, 2048);
+  ASSERT_TRUE(wait([&] { return A().qp(1).scq.size() == 6; }));
+  ASSERT_EQ(B().qp(2).rcq.size(), 6u);
+  for (auto &c : A().qp(1).scq) EXPECT_EQ(c.status, MROCE_WC_OK);
+}
+
+TEST_F(Pair, WindowFullAsksCallerToRetry) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  uint32_t rkey = B().add_region(0, 4096);
+  int rc = 0, n = 0;
+  while (rc == 0 && n < 1000) {
+    auto w = wr(MROCE_OP_WRITE, n, 1);
+    w.msg.rkey = rkey;
+    rc = A().post_send(A().qp(1), std::move(w));
+    n++;
+  }
+  EXPECT_EQ(rc, MROCE_EAGAIN);
+  EXPECT_EQ(n - 1, MROCE_STREAM_WINDOW);
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return A().qp(1).scq.size() == MROCE_STREAM_WINDOW; }));
+  EXPECT_TRUE(mroce_stream_can_post(&A().qp(1).st));
+}
+
+TEST_F(Pair, PostRejectsBadRequests) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  SendWr w;
+  w.msg.op = MROCE_OP_FETCH_ADD;
+  w.msg.len = 8;
+  w.msg.va = 3;  // misaligned
+  EXPECT_EQ(A().post_send(A().qp(1), w), MROCE_EINVAL);
+  w.msg.op = 0x42;
+  w.msg.cookie = 1;
+  EXPECT_EQ(A().post_send(A().qp(1), w), MROCE_EINVAL);
+  w.msg.op = MROCE_OP_WRITE;
+  w.msg.cookie = 2;
+  w.msg.len = 0x80000001u;
+  EXPECT_EQ(A().post_send(A().qp(1), w), MROCE_EINVAL);
+}
+
 }  // namespace
