@@ -42,10 +42,10 @@
 #define MROCE_MAX_CQ		16384
 #define MROCE_MAX_CQE		65535
 #define MROCE_MAX_MR		65536
-#define MROCE_MAX_MR_SIZE	(1ULL << 40)
+#define MROCE_MAX_MR_SIZE	BIT_ULL(40)
 #define MROCE_MAX_AH		65536
 #define MROCE_MAX_RD_ATOM	16
-#define MROCE_MAX_MSG_SIZE	(1U << 31)
+#define MROCE_MAX_MSG_SIZE	BIT(31)
 
 struct mroce_net;
 
