@@ -132,8 +132,8 @@ struct mroce_cfg {
 	u64 dead_ns;		/* no progress this long: peer unreachable */
 	u32 hello_retries;
 	u64 epoch_ns;		/* path health epoch */
-	u32 bad_loss_permille;	/* a path losing this much more than the
-				 * connection's average is replaced */
+	/* a path losing this much (permille) over the average moves */
+	u32 bad_loss_permille;
 	u32 congested_alpha;	/* alpha above which a path is congested */
 	u32 congested_epochs;	/* ... for this many epochs: replaced */
 	u32 dsn_window;		/* our receive dsn window (pow2) */

@@ -273,6 +273,7 @@ bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
 bool mroce_pktref_live(const struct mroce_pktref *ref)
 {
 	struct mroce_stream *st = ref->st;
+	const struct mroce_txmsg *t;
 
 	if (!st || st->state != MROCE_STREAM_ACTIVE)
 		return false;
@@ -280,15 +281,12 @@ bool mroce_pktref_live(const struct mroce_pktref *ref)
 		const struct mroce_resp *r = &st->resp[ref->resp];
 
 		return r->busy && r->msn == ref->msn;
-	} else {
-		const struct mroce_txmsg *t = mroce_txmsg(st, ref->msn);
-
-		return t->msn == ref->msn && t->attempt == ref->attempt &&
-		       (t->state == MROCE_TXM_SENDING ||
-			t->state == MROCE_TXM_SENT) &&
-		       mroce_seq_le(st->tx_una, ref->msn) &&
-		       mroce_seq_lt(ref->msn, st->tx_end);
 	}
+	t = mroce_txmsg(st, ref->msn);
+	return t->msn == ref->msn && t->attempt == ref->attempt &&
+	       (t->state == MROCE_TXM_SENDING || t->state == MROCE_TXM_SENT) &&
+	       mroce_seq_le(st->tx_una, ref->msn) &&
+	       mroce_seq_lt(ref->msn, st->tx_end);
 }
 
 void mroce_stream_fill(const struct mroce_pktref *ref, struct mroce_pkt *pkt,
