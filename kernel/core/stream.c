@@ -109,6 +109,19 @@ int mroce_stream_attach(struct mroce_conn *c, struct mroce_stream *st,
 	return 0;
 }
 
+int mroce_stream_set_tx_start(struct mroce_stream *st, u32 msn)
+{
+	if (st->state != MROCE_STREAM_ACTIVE || st->tx_end != st->tx_una ||
+	    st->tx_end != st->prm.tx_msn)
+		return MROCE_EINVAL;
+	st->prm.tx_msn = msn;
+	st->tx_una = msn;
+	st->tx_next = msn;
+	st->tx_end = msn;
+	st->frontier = msn;
+	return 0;
+}
+
 int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
 		      u64 now)
 {

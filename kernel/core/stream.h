@@ -218,6 +218,12 @@ int mroce_stream_attach(struct mroce_conn *conn, struct mroce_stream *st,
 			u32 peer, const struct mroce_stream_params *prm);
 
 /*
+ * Set the first msn we send (verbs: sq_psn, known at RTS, after attach at
+ * RTR).  Only before anything was posted; MROCE_EINVAL otherwise.
+ */
+int mroce_stream_set_tx_start(struct mroce_stream *st, u32 msn);
+
+/*
  * Post one message.  Returns 0, MROCE_EAGAIN when the message window is
  * full (post again after a completion), or MROCE_EINVAL.
  */

@@ -460,3 +460,23 @@ TEST_F(Pair, PostRejectsBadRequests) {
 }
 
 }  // namespace
+
+namespace {
+TEST(StreamStart, TxStartOnlyBeforeFirstPost) {
+  mroce::test::Fabric f{1};
+  f.routes[0].assign(1, mroce::test::Route{});
+  f.routes[1].assign(1, mroce::test::Route{});
+  f.add_endpoint(mroce::test::test_cfg(1, 1024));
+  f.add_endpoint(mroce::test::test_cfg(1, 1024));
+  ASSERT_TRUE(f.connect());
+  mroce::test::connect_qps(f, 1, 2);
+  auto &st = f.ep(0).qp(1).st;
+  EXPECT_EQ(mroce_stream_set_tx_start(&st, 0x777), 0);
+  EXPECT_EQ(st.tx_end, 0x777u);
+  mroce::test::SendWr w;
+  w.msg.op = MROCE_OP_SEND;
+  w.msg.cookie = 1;
+  ASSERT_EQ(f.ep(0).post_send(f.ep(0).qp(1), w), 0);
+  EXPECT_EQ(mroce_stream_set_tx_start(&st, 5), MROCE_EINVAL);
+}
+}  // namespace
