@@ -4,25 +4,19 @@
  *
  * Devices are claimed by the sysfs attribute metaroce_abi (any ibdev name
  * works), never by name or driver id: the kernel uses RDMA_DRIVER_UNKNOWN.
- * Implemented so far: contexts, device/port queries and protection domains.
- * Every other verb is left to libibverbs' defaults, which fail with
- * EOPNOTSUPP.
+ * The datapath verbs live in their own files (cq.c, qp.c, post.c, qp_ex.c,
+ * srq.c, mr.c, ah.c); verbs not in the table below are left to libibverbs'
+ * defaults, which fail with EOPNOTSUPP.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pabi34.h"
-#include "metaroce-abi.h"
+#include "mroce.h"
 
 struct mroce_device {
 	struct verbs_device vdev;
-};
-
-struct mroce_context {
-	struct verbs_context ibv_ctx;
-	uint16_t udp_port;
 };
 
 struct mroce_get_context_cmd {
@@ -106,10 +100,7 @@ static int mroce_dealloc_pd(struct ibv_pd *pd)
 
 static void mroce_free_context(struct ibv_context *ibctx)
 {
-	struct mroce_context *ctx =
-		(struct mroce_context *)((char *)ibctx -
-					 offsetof(struct mroce_context,
-						  ibv_ctx.context));
+	struct mroce_context *ctx = to_mctx(ibctx);
 
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
@@ -117,10 +108,30 @@ static void mroce_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops mroce_ctx_ops = {
 	.alloc_pd = mroce_alloc_pd,
+	.create_ah = mroce_create_ah,
+	.create_cq = mroce_create_cq,
+	.create_qp = mroce_create_qp,
+	.create_qp_ex = mroce_create_qp_ex,
+	.create_srq = mroce_create_srq,
 	.dealloc_pd = mroce_dealloc_pd,
+	.dereg_mr = mroce_dereg_mr,
+	.destroy_ah = mroce_destroy_ah,
+	.destroy_cq = mroce_destroy_cq,
+	.destroy_qp = mroce_destroy_qp,
+	.destroy_srq = mroce_destroy_srq,
 	.free_context = mroce_free_context,
+	.modify_qp = mroce_modify_qp,
+	.modify_srq = mroce_modify_srq,
+	.poll_cq = mroce_poll_cq,
+	.post_recv = mroce_post_recv,
+	.post_send = mroce_post_send,
+	.post_srq_recv = mroce_post_srq_recv,
 	.query_device_ex = mroce_query_device_ex,
 	.query_port = mroce_query_port,
+	.query_qp = mroce_query_qp,
+	.query_srq = mroce_query_srq,
+	.reg_mr = mroce_reg_mr,
+	.req_notify_cq = mroce_req_notify_cq,
 };
 
 static struct verbs_context *mroce_alloc_context(struct ibv_device *ibdev,

@@ -93,6 +93,48 @@ struct verbs_device {
 	uint64_t core_support;
 };
 
+/* Provider-side object wrappers libibverbs knows the layout of. */
+enum pabi_mr_type {
+	PABI_MR_TYPE_MR = 0,
+};
+
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	int mr_type;		/* enum ibv_mr_type of driver.h */
+	int access;
+};
+
+struct verbs_xrcd;
+
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;	/* VERBS_QP_* */
+	struct verbs_xrcd *xrcd;
+};
+
+enum {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1,
+};
+
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
+
+struct verbs_srq {
+	struct ibv_srq srq;
+	enum ibv_srq_type srq_type;
+	struct verbs_xrcd *xrcd;
+	struct ibv_cq *cq;
+	uint32_t srq_num;
+};
+
 /*
  * Every op libibverbs knows, in its (alphabetical) order: verbs_set_ops()
  * reads all of them.  Ops this provider does not implement are typed
@@ -114,30 +156,35 @@ struct verbs_context_ops {
 	pabi_op_unused bind_mw;
 	pabi_op_unused close_xrcd;
 	pabi_op_unused cq_event;
-	pabi_op_unused create_ah;
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 	pabi_op_unused create_counters;
-	pabi_op_unused create_cq;
+	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
+				    struct ibv_comp_channel *channel,
+				    int comp_vector);
 	pabi_op_unused create_cq_ex;
 	pabi_op_unused create_flow;
 	pabi_op_unused create_flow_action_esp;
-	pabi_op_unused create_qp;
-	pabi_op_unused create_qp_ex;
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
+				    struct ibv_qp_init_attr *attr);
+	struct ibv_qp *(*create_qp_ex)(struct ibv_context *context,
+				       struct ibv_qp_init_attr_ex *attr);
 	pabi_op_unused create_rwq_ind_table;
-	pabi_op_unused create_srq;
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
+				      struct ibv_srq_init_attr *attr);
 	pabi_op_unused create_srq_ex;
 	pabi_op_unused create_wq;
 	pabi_op_unused dealloc_mw;
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	pabi_op_unused dealloc_td;
-	pabi_op_unused dereg_mr;
-	pabi_op_unused destroy_ah;
+	int (*dereg_mr)(struct verbs_mr *vmr);
+	int (*destroy_ah)(struct ibv_ah *ah);
 	pabi_op_unused destroy_counters;
-	pabi_op_unused destroy_cq;
+	int (*destroy_cq)(struct ibv_cq *cq);
 	pabi_op_unused destroy_flow;
 	pabi_op_unused destroy_flow_action;
-	pabi_op_unused destroy_qp;
+	int (*destroy_qp)(struct ibv_qp *qp);
 	pabi_op_unused destroy_rwq_ind_table;
-	pabi_op_unused destroy_srq;
+	int (*destroy_srq)(struct ibv_srq *srq);
 	pabi_op_unused destroy_wq;
 	pabi_op_unused detach_mcast;
 	void (*free_context)(struct ibv_context *context);
@@ -148,17 +195,22 @@ struct verbs_context_ops {
 	pabi_op_unused import_pd;
 	pabi_op_unused modify_cq;
 	pabi_op_unused modify_flow_action_esp;
-	pabi_op_unused modify_qp;
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			 int attr_mask);
 	pabi_op_unused modify_qp_rate_limit;
-	pabi_op_unused modify_srq;
+	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			  int attr_mask);
 	pabi_op_unused modify_wq;
 	pabi_op_unused open_qp;
 	pabi_op_unused open_xrcd;
-	pabi_op_unused poll_cq;
-	pabi_op_unused post_recv;
-	pabi_op_unused post_send;
+	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr);
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad_wr);
 	pabi_op_unused post_srq_ops;
-	pabi_op_unused post_srq_recv;
+	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr);
 	int (*query_device_ex)(struct ibv_context *context,
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr,
@@ -166,15 +218,17 @@ struct verbs_context_ops {
 	pabi_op_unused query_ece;
 	int (*query_port)(struct ibv_context *context, uint8_t port_num,
 			  struct ibv_port_attr *port_attr);
-	pabi_op_unused query_qp;
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			int attr_mask, struct ibv_qp_init_attr *init_attr);
 	pabi_op_unused query_qp_data_in_order;
 	pabi_op_unused query_rt_values;
-	pabi_op_unused query_srq;
+	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *attr);
 	pabi_op_unused read_counters;
 	pabi_op_unused reg_dm_mr;
 	pabi_op_unused reg_dmabuf_mr;
-	pabi_op_unused reg_mr;
-	pabi_op_unused req_notify_cq;
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
+				 uint64_t hca_va, int access);
+	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	pabi_op_unused rereg_mr;
 	pabi_op_unused resize_cq;
 	pabi_op_unused set_ece;
@@ -205,6 +259,25 @@ struct ibv_alloc_pd {
 	__aligned_u64 response;
 };
 
+/*
+ * Commands whose core payload ends in a flexible array: the storage is the
+ * header plus the kernel struct's fixed part; libibverbs fills it in.
+ */
+#define PABI_CMD(name, kstruct)						\
+	struct name {							\
+		struct ib_uverbs_cmd_hdr hdr;				\
+		__u8 core[sizeof(struct kstruct)];			\
+	} __attribute__((aligned(8)))
+
+PABI_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+PABI_CMD(ibv_create_cq, ib_uverbs_create_cq);
+PABI_CMD(ibv_create_qp, ib_uverbs_create_qp);
+PABI_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
+PABI_CMD(ibv_query_qp, ib_uverbs_query_qp);
+PABI_CMD(ibv_create_srq, ib_uverbs_create_srq);
+PABI_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
+PABI_CMD(ibv_query_srq, ib_uverbs_query_srq);
+
 /* Exported by libibverbs.so.1 with version IBVERBS_PRIVATE_34. */
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
@@ -234,6 +307,46 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 		     struct ibv_alloc_pd *cmd, size_t cmd_size,
 		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access, struct verbs_mr *vmr,
+		   struct ibv_reg_mr *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct ibv_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct ibv_modify_qp *cmd,
+		      size_t cmd_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
+		     struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		       int srq_attr_mask, struct ibv_modify_srq *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
 
 /* Offsets of rdma-core v44 on LP64 (x86_64). */
 #define PABI_OFF(t, m, v) \
@@ -271,5 +384,42 @@ PABI_OFF(verbs_context_ops, query_port, 480);
 PABI_SIZE(ibv_get_context, 16);
 PABI_SIZE(ibv_query_port, 24);
 PABI_SIZE(ibv_alloc_pd, 16);
+
+PABI_SIZE(verbs_mr, 56);
+PABI_OFF(verbs_mr, mr_type, 48);
+PABI_OFF(verbs_mr, access, 52);
+PABI_OFF(verbs_qp, comp_mask, sizeof(struct ibv_qp_ex));
+PABI_OFF(verbs_qp, xrcd, sizeof(struct ibv_qp_ex) + 8);
+PABI_SIZE(verbs_cq, sizeof(struct ibv_cq_ex));
+PABI_OFF(verbs_srq, srq_type, sizeof(struct ibv_srq));
+PABI_OFF(verbs_srq, srq_num, sizeof(struct ibv_srq) + 24);
+PABI_OFF(verbs_context_ops, create_ah, 13 * 8);
+PABI_OFF(verbs_context_ops, create_cq, 15 * 8);
+PABI_OFF(verbs_context_ops, create_qp, 19 * 8);
+PABI_OFF(verbs_context_ops, create_qp_ex, 20 * 8);
+PABI_OFF(verbs_context_ops, create_srq, 22 * 8);
+PABI_OFF(verbs_context_ops, dereg_mr, 28 * 8);
+PABI_OFF(verbs_context_ops, destroy_ah, 29 * 8);
+PABI_OFF(verbs_context_ops, destroy_cq, 31 * 8);
+PABI_OFF(verbs_context_ops, destroy_qp, 34 * 8);
+PABI_OFF(verbs_context_ops, destroy_srq, 36 * 8);
+PABI_OFF(verbs_context_ops, modify_qp, 47 * 8);
+PABI_OFF(verbs_context_ops, modify_srq, 49 * 8);
+PABI_OFF(verbs_context_ops, poll_cq, 53 * 8);
+PABI_OFF(verbs_context_ops, post_recv, 54 * 8);
+PABI_OFF(verbs_context_ops, post_send, 55 * 8);
+PABI_OFF(verbs_context_ops, post_srq_recv, 57 * 8);
+PABI_OFF(verbs_context_ops, query_qp, 61 * 8);
+PABI_OFF(verbs_context_ops, query_srq, 64 * 8);
+PABI_OFF(verbs_context_ops, reg_mr, 68 * 8);
+PABI_OFF(verbs_context_ops, req_notify_cq, 69 * 8);
+PABI_SIZE(ibv_reg_mr, 8 + 40);
+PABI_SIZE(ibv_create_cq, 8 + 32);
+PABI_SIZE(ibv_create_qp, 8 + 56);
+PABI_SIZE(ibv_modify_qp, 8 + 112);
+PABI_SIZE(ibv_query_qp, 8 + 16);
+PABI_SIZE(ibv_create_srq, 8 + 32);
+PABI_SIZE(ibv_modify_srq, 8 + 16);
+PABI_SIZE(ibv_query_srq, 8 + 16);
 
 #endif /* MROCE_PABI34_H */
