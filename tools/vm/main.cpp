@@ -213,6 +213,7 @@ int run(int argc, char **argv) {
   spec.console_sock = scratch / "console.sock";
   spec.output_sock = scratch / "output.sock";
   spec.control_sock = scratch / "control.sock";
+  spec.qmp_sock = scratch / "qmp.sock";
 
   MonitorConfig cfg;
   cfg.timeout_s = opt.timeout_s;

@@ -20,12 +20,14 @@ volatile int g_stop_signal = 0;
 
 namespace {
 
-constexpr size_t kTailLines = 60;
+constexpr size_t kTailLines = 80;
 constexpr const char *kPanicText = "Kernel panic - not syncing";
 // After a panic QEMU normally exits within a second (panic=-1, -no-reboot).
 constexpr double kPanicGraceS = 15;
 // After QEMU exits, what it wrote is still in the sockets: read to EOF.
 constexpr double kDrainS = 5;
+// Time the guest gets to print its sysrq dumps before QEMU is killed.
+constexpr int kDumpS = 5;
 
 int listen_unix(const fs::path &p) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -43,15 +45,6 @@ int listen_unix(const fs::path &p) {
   return fd;
 }
 
-int open_log(const fs::path &p) {
-  if (p.empty())
-    return -1;
-  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw Error("cannot create " + p.string() + ": " + std::strerror(errno));
-  return fd;
-}
-
 // Write everything or give up on this fd (returns false, e.g. EPIPE).
 bool write_all(int fd, const char *p, size_t n) {
   while (n > 0) {
@@ -65,6 +58,62 @@ bool write_all(int fd, const char *p, size_t n) {
   }
   return true;
 }
+
+// Press Alt+SysRq+<key> on the guest's keyboard for each key, through QMP
+// (the kernel runs with sysrq_always_enabled).  Best effort: a guest with
+// interrupts off on every CPU will not answer.
+bool qmp_sysrq(const fs::path &sock, std::string_view keys) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return false;
+  timeval tv{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::strncpy(sa.sun_path, sock.c_str(), sizeof(sa.sun_path) - 1);
+  char buf[4096];
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) == 0 &&
+            ::read(fd, buf, sizeof(buf)) > 0; // the greeting
+  if (ok) {
+    // Commands run in order: capabilities first, then the key presses.
+    std::string cmds = "{\"execute\":\"qmp_capabilities\"}\n";
+    for (char k : keys)
+      cmds += "{\"execute\":\"send-key\",\"arguments\":{\"keys\":["
+              "{\"type\":\"qcode\",\"data\":\"alt\"},"
+              "{\"type\":\"qcode\",\"data\":\"sysrq\"},"
+              "{\"type\":\"qcode\",\"data\":\"" +
+              std::string(1, k) + "\"}]}}\n";
+    ok = write_all(fd, cmds.data(), cmds.size());
+    // Let QEMU answer every command before the connection goes.
+    std::string replies;
+    auto answered = [&] {
+      size_t count = 0;
+      for (size_t at = 0;
+           (at = replies.find("\"return\"", at)) != std::string::npos; at++)
+        count++;
+      return count > keys.size();
+    };
+    while (ok && !answered()) {
+      ssize_t n = ::read(fd, buf, sizeof(buf));
+      if (n <= 0)
+        break;
+      replies.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return ok;
+}
+
+int open_log(const fs::path &p) {
+  if (p.empty())
+    return -1;
+  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw Error("cannot create " + p.string() + ": " + std::strerror(errno));
+  return fd;
+}
+
 
 // The kernel console: logged without carriage returns, split into lines to
 // spot a panic (and the probe's marker), last lines kept for the report.
@@ -156,6 +205,9 @@ VmResult run_vm(const QemuSpec &spec, const MonitorConfig &cfg) {
   Clock::time_point last_hb = start, panic_at{}, exited_at{};
 
   bool killing = false;
+  bool dumping = false;
+  VmEnd dump_end = VmEnd::kTimeout;
+  Clock::time_point dump_until{};
   auto stop = [&](VmEnd why) {
     if (!alive)
       return;
@@ -184,15 +236,31 @@ VmResult run_vm(const QemuSpec &spec, const MonitorConfig &cfg) {
 
     if (alive) {
       double elapsed = seconds_since(start);
+      // A hang or timeout first asks the kernel for its blocked tasks and
+      // CPU backtraces (sysrq w, l), so the console log shows where it was
+      // stuck, then kills QEMU a few seconds later.
+      auto dump_then_stop = [&](VmEnd why) {
+        if (dumping)
+          return;
+        if (!spec.qmp_sock.empty() && qmp_sysrq(spec.qmp_sock, "wl")) {
+          dumping = true;
+          dump_end = why;
+          dump_until = Clock::now() + std::chrono::seconds(kDumpS);
+        } else {
+          stop(why);
+        }
+      };
       if (g_stop_signal)
         stop(VmEnd::kInterrupted);
+      else if (dumping && Clock::now() > dump_until)
+        stop(dump_end);
       else if (elapsed > cfg.timeout_s)
-        stop(VmEnd::kTimeout);
+        dump_then_stop(VmEnd::kTimeout);
       else if (res.panic && seconds_since(panic_at) > kPanicGraceS)
         stop(VmEnd::kPanicStuck);
       else if (cfg.hang_s > 0 && !res.panic &&
                seconds_since(last_hb) > cfg.hang_s)
-        stop(VmEnd::kHang);
+        dump_then_stop(VmEnd::kHang);
       if (!alive) {
         // The listeners are useless now; QEMU's sockets hit EOF below.
         for (int s : {kListenCon, kListenOut, kListenCtl, kStdin})

@@ -15,8 +15,9 @@ std::string base_kernel_cmdline() {
   // console (slow under TCG) short during boot; the guest raises the
   // console log level once it runs.  log_buf_len leaves room for a whole
   // test session's kernel log (session.sh reads it between markers).
+  // sysrq_always_enabled: the runner presses Alt+SysRq+w/l on a hang.
   return "console=ttyS0 panic=-1 quiet tsc=reliable log_buf_len=8M "
-         "8250.nr_uarts=1";
+         "8250.nr_uarts=1 sysrq_always_enabled";
 }
 
 std::vector<std::string> qemu_argv(const QemuSpec &s) {
@@ -42,6 +43,9 @@ std::vector<std::string> qemu_argv(const QemuSpec &s) {
   a.insert(a.end(), {"-kernel", s.kernel.string(), "-initrd",
                      s.initrd.string(), "-append", s.append});
 
+  if (!s.qmp_sock.empty())
+    a.insert(a.end(),
+             {"-qmp", "unix:" + s.qmp_sock.string() + ",server=on,wait=off"});
   a.insert(a.end(), {"-chardev",
                      "socket,id=con,path=" + s.console_sock.string(),
                      "-serial", "chardev:con"});
