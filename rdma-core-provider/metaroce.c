@@ -211,11 +211,19 @@ static void mroce_uninit_device(struct verbs_device *vdev)
 	free((struct mroce_device *)vdev);	/* vdev is the first member */
 }
 
+/*
+ * No entries, but not NULL: libibverbs walks every provider's table for a
+ * device with a known driver_id (rxe, for one) without checking for NULL.
+ */
+static const struct verbs_match_ent mroce_match_table[] = {
+	{ .kind = VERBS_MATCH_SENTINEL },
+};
+
 static const struct verbs_device_ops mroce_dev_ops = {
 	.name = "metaroce",
 	.match_min_abi_version = MROCE_ABI_VERSION,
 	.match_max_abi_version = MROCE_ABI_VERSION,
-	.match_table = NULL,
+	.match_table = mroce_match_table,
 	.match_device = mroce_match_device,
 	.alloc_context = mroce_alloc_context,
 	.alloc_device = mroce_alloc_device,

@@ -1,0 +1,224 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Shared setup of the datapath tests (sourced after selftests/vm/lib.sh).
+#
+# Two topologies over one veth pair; netem, when asked for, sits on both
+# ends (so both directions see it):
+#
+# dp_setup_netns [MTU]: MetaRoCE's own, one device per network namespace
+#
+#     netns $DP_NS_A                                  netns $DP_NS_B
+#   +---------------------------+                  +---------------------------+
+#   | mroA$$ (metaroce)         |                  | mroB$$ (metaroce)         |
+#   |   netdev $DP_IF_A         |     veth pair    |   netdev $DP_IF_B         |
+#   |   10.93.0.1/24 ===========+== netem both ===+=========== 10.93.0.2/24   |
+#   +---------------------------+                  +---------------------------+
+#
+# dp_setup_initnet TYPE [MTU]: two devices of TYPE (rxe or metaroce) in
+# init_net, because rdma_rxe in 6.1 works only there.  Both addresses are
+# local, so policy routing forces locally generated traffic for the peer out
+# of the veth (tables 1931/1932 ahead of the local table, moved to pref
+# 1000; rp_filter off, accept_local on; static neighbours):
+#
+#   init_net:  dev A  10.94.0.1/32 on $DP_IF_A  <== netem ==>  $DP_IF_B 10.94.0.2/32  dev B
+#
+# After a setup: DP_DEV_A/B (RDMA devices), DP_IP_A/B, DP_GID_A/B (RoCE v2
+# IPv4 GID indexes), DP_NS_A/B (empty in init_net), DP_IF_A/B.
+# dp_a/dp_b CMD.. run CMD at end A/B.  Everything is undone at exit.
+
+. "$(dirname "${BASH_SOURCE[0]}")/../vm/lib.sh"
+
+DP_PORT=$((20000 + $$ % 10000))		# perftest TCP port, bumped per run
+DP_OUT=${METAROCE_OUT:-/tmp}/datapath
+mkdir -p "$DP_OUT"
+
+dp_a() { mroce_ns "$DP_NS_A" "$@"; }
+dp_b() { mroce_ns "$DP_NS_B" "$@"; }
+
+dp_require() {
+	ksft_require_root
+	ksft_require_cmd ip tc rdma ss awk timeout
+	ksft_require_module veth sch_netem
+	mroce_use_provider || ksft_skip "provider not built (make provider)"
+}
+
+_dp_gids() {
+	mroce_wait_for 10 mroce_gid_index "$DP_DEV_A" "$DP_IP_A" ||
+		ksft_fail "no RoCE v2 GID for $DP_IP_A on $DP_DEV_A"
+	mroce_wait_for 10 mroce_gid_index "$DP_DEV_B" "$DP_IP_B" ||
+		ksft_fail "no RoCE v2 GID for $DP_IP_B on $DP_DEV_B"
+	DP_GID_A=$(mroce_gid_index "$DP_DEV_A" "$DP_IP_A")
+	DP_GID_B=$(mroce_gid_index "$DP_DEV_B" "$DP_IP_B")
+}
+
+dp_setup_netns() {
+	_mtu=${1:-9000}
+	ksft_require_module metaroce
+	mroce_netns_add DP_NS_A || ksft_fail "netns"
+	mroce_netns_add DP_NS_B || ksft_fail "netns"
+	mroce_veth_add DP_IF_A DP_IF_B "$DP_NS_A" "$DP_NS_B" ||
+		ksft_fail "veth pair"
+	DP_IP_A=10.93.0.1
+	DP_IP_B=10.93.0.2
+	dp_a ip link set "$DP_IF_A" mtu "$_mtu"
+	dp_b ip link set "$DP_IF_B" mtu "$_mtu"
+	dp_a ip addr add "$DP_IP_A/24" dev "$DP_IF_A"
+	dp_b ip addr add "$DP_IP_B/24" dev "$DP_IF_B"
+	DP_DEV_A=mroA$$
+	DP_DEV_B=mroB$$
+	dp_a rdma link add "$DP_DEV_A" type metaroce netdev "$DP_IF_A" ||
+		ksft_fail "rdma link add $DP_DEV_A"
+	mroce_defer rdma link delete "$DP_DEV_A"
+	dp_b rdma link add "$DP_DEV_B" type metaroce netdev "$DP_IF_B" ||
+		ksft_fail "rdma link add $DP_DEV_B"
+	mroce_defer rdma link delete "$DP_DEV_B"
+	_dp_gids
+	mroce_log "topology: $DP_DEV_A/$DP_IF_A $DP_IP_A [$DP_NS_A] <-> $DP_DEV_B/$DP_IF_B $DP_IP_B [$DP_NS_B], MTU $_mtu, GID index $DP_GID_A/$DP_GID_B"
+}
+
+dp_setup_initnet() {
+	_type=$1
+	_mtu=${2:-9000}
+	case $_type in
+	rxe) ksft_require_module rdma_rxe ;;
+	metaroce) ksft_require_module metaroce ;;
+	*) ksft_fail "dp_setup_initnet: unknown type $_type" ;;
+	esac
+	DP_NS_A=
+	DP_NS_B=
+	DP_IP_A=10.94.0.1
+	DP_IP_B=10.94.0.2
+	mroce_veth_add DP_IF_A DP_IF_B || ksft_fail "veth pair"
+	ip link set "$DP_IF_A" mtu "$_mtu"
+	ip link set "$DP_IF_B" mtu "$_mtu"
+	ip addr add "$DP_IP_A/32" dev "$DP_IF_A"
+	ip addr add "$DP_IP_B/32" dev "$DP_IF_B"
+	for _k in all "$DP_IF_A" "$DP_IF_B"; do
+		_old=$(sysctl -n "net.ipv4.conf.$_k.rp_filter")
+		mroce_defer sysctl -qw "net.ipv4.conf.$_k.rp_filter=$_old"
+		sysctl -qw "net.ipv4.conf.$_k.rp_filter=0"
+	done
+	sysctl -qw "net.ipv4.conf.$DP_IF_A.accept_local=1" \
+		"net.ipv4.conf.$DP_IF_B.accept_local=1"
+	ip route add "$DP_IP_B/32" dev "$DP_IF_A" src "$DP_IP_A" table 1931 ||
+		ksft_fail "route table 1931"
+	ip route add "$DP_IP_A/32" dev "$DP_IF_B" src "$DP_IP_B" table 1932 ||
+		ksft_fail "route table 1932"
+	mroce_defer ip route flush table 1931
+	mroce_defer ip route flush table 1932
+	ip rule add pref 100 iif lo to "$DP_IP_B/32" lookup 1931
+	mroce_defer ip rule del pref 100 iif lo to "$DP_IP_B/32" lookup 1931
+	ip rule add pref 101 iif lo to "$DP_IP_A/32" lookup 1932
+	mroce_defer ip rule del pref 101 iif lo to "$DP_IP_A/32" lookup 1932
+	if ip rule show | grep -q '^0:.*lookup local'; then
+		ip rule add pref 1000 lookup local
+		mroce_defer ip rule del pref 1000 lookup local
+		ip rule del pref 0 lookup local
+		mroce_defer ip rule add pref 0 lookup local
+	fi
+	ip neigh replace "$DP_IP_B" lladdr "$(cat "/sys/class/net/$DP_IF_B/address")" \
+		dev "$DP_IF_A" nud permanent
+	ip neigh replace "$DP_IP_A" lladdr "$(cat "/sys/class/net/$DP_IF_A/address")" \
+		dev "$DP_IF_B" nud permanent
+	case $(ip route get "$DP_IP_B" from "$DP_IP_A") in
+	*" dev $DP_IF_A "*) ;;
+	*) ksft_fail "traffic to $DP_IP_B does not leave through $DP_IF_A" ;;
+	esac
+	DP_DEV_A=${_type%%roce}A$$
+	DP_DEV_B=${_type%%roce}B$$
+	rdma link add "$DP_DEV_A" type "$_type" netdev "$DP_IF_A" ||
+		ksft_fail "rdma link add $DP_DEV_A type $_type"
+	mroce_defer rdma link delete "$DP_DEV_A"
+	rdma link add "$DP_DEV_B" type "$_type" netdev "$DP_IF_B" ||
+		ksft_fail "rdma link add $DP_DEV_B type $_type"
+	mroce_defer rdma link delete "$DP_DEV_B"
+	_dp_gids
+	mroce_log "topology (init_net, $_type): $DP_DEV_A/$DP_IF_A $DP_IP_A <-> $DP_DEV_B/$DP_IF_B $DP_IP_B, MTU $_mtu, GID index $DP_GID_A/$DP_GID_B"
+}
+
+# dp_netem [NETEM OPTIONS..]: impair both veth ends ("" removes netem).
+dp_netem() {
+	dp_a tc qdisc del dev "$DP_IF_A" root 2>/dev/null
+	dp_b tc qdisc del dev "$DP_IF_B" root 2>/dev/null
+	[ $# -eq 0 ] && return 0
+	# shellcheck disable=SC2068 # netem options are words
+	dp_a tc qdisc add dev "$DP_IF_A" root netem $@ || return 1
+	# shellcheck disable=SC2068
+	dp_b tc qdisc add dev "$DP_IF_B" root netem $@
+}
+
+# dp_perftest NAME TOOL ARGS..: one perftest run, server at B, client at A.
+# Sets DP_BW (MB/s average, bw tools) or DP_LAT (usec typical, lat tools);
+# returns 1 (and prints both sides) if either side failed or reported 0.
+dp_perftest() {
+	_name=$1
+	_tool=$2
+	shift 2
+	DP_PORT=$((DP_PORT + 1))
+	_slog=$DP_OUT/$_name.server
+	_clog=$DP_OUT/$_name.client
+	_limit=${DP_PERFTEST_TIMEOUT:-180}
+	dp_b timeout "$_limit" "$_tool" -d "$DP_DEV_B" -x "$DP_GID_B" \
+		-p "$DP_PORT" -F "$@" >"$_slog" 2>&1 &
+	_srv=$!
+	if ! mroce_wait_for 20 sh -c "$(
+		[ -n "$DP_NS_B" ] && echo "ip netns exec $DP_NS_B ") ss -ltnH | grep -q ':$DP_PORT '"; then
+		kill "$_srv" 2>/dev/null
+		wait "$_srv"
+		sed 's/^/#   server: /' "$_slog"
+		echo "# $_name: server did not listen"
+		return 1
+	fi
+	dp_a timeout "$_limit" "$_tool" -d "$DP_DEV_A" -x "$DP_GID_A" \
+		-p "$DP_PORT" -F "$@" "$DP_IP_B" >"$_clog" 2>&1
+	_crc=$?
+	wait "$_srv"
+	_src=$?
+	DP_BW=
+	DP_LAT=
+	case $_tool in
+	*_bw)
+		# "#bytes #iterations BW-peak BW-average MsgRate": the average.
+		DP_BW=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $4 } END { print v }' "$_clog")
+		_val=$DP_BW
+		;;
+	*_lat)
+		# "#bytes #iter min max typical avg ...": the typical.
+		DP_LAT=$(awk '$1 ~ /^[0-9]+$/ && NF >= 6 { v = $5 } END { print v }' "$_clog")
+		_val=$DP_LAT
+		;;
+	esac
+	if [ "$_crc" != 0 ] || [ "$_src" != 0 ] || [ -z "$_val" ] ||
+		! awk -v v="$_val" 'BEGIN { exit !(v > 0) }'; then
+		sed 's/^/#   client: /' "$_clog"
+		sed 's/^/#   server: /' "$_slog"
+		echo "# $_name: client exit $_crc, server exit $_src, result '${_val:-none}'"
+		return 1
+	fi
+	return 0
+}
+
+# dp_integrity ARGS..: selftests/verbs/integrity between the two devices.
+dp_integrity() {
+	dp_a "$METAROCE_ROOT/selftests/verbs/integrity" -a "$DP_DEV_A" \
+		-A "$DP_GID_A" -b "$DP_DEV_B" -B "$DP_GID_B" "$@"
+}
+
+# dp_counter DEV NAME: a hw counter of DEV (0 if absent).
+dp_counter() {
+	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null ||
+		cat "/sys/class/infiniband/$1/hw_counters/$2" 2>/dev/null ||
+		echo 0
+}
+
+# dp_counters DEV: every non-zero hw counter of DEV on one comment line.
+dp_counters() {
+	for _d in "/sys/class/infiniband/$1/ports/1/hw_counters" \
+		"/sys/class/infiniband/$1/hw_counters"; do
+		[ -d "$_d" ] || continue
+		for _f in "$_d"/*; do
+			_v=$(cat "$_f" 2>/dev/null) || continue
+			[ "$_v" != 0 ] && printf '%s=%s ' "${_f##*/}" "$_v"
+		done
+	done | sed "s/^/# $1 counters: /"
+	echo
+}
