@@ -549,9 +549,12 @@ void mroce_stream_rx_resp(struct mroce_conn *c, struct mroce_stream *st,
 		return;
 	}
 	t = mroce_txmsg(st, h->msn);
+	/* a response answers only its own kind of request */
 	if (t->state != MROCE_TXM_SENT ||
-	    (h->opcode == MROCE_OP_READ_RESP) !=
-		    (t->m.op == MROCE_OP_READ_REQ) ||
+	    (h->opcode == MROCE_OP_READ_RESP ?
+		     t->m.op != MROCE_OP_READ_REQ :
+		     !op_is_read_atomic(t->m.op) ||
+			     t->m.op == MROCE_OP_READ_REQ) ||
 	    (h->opcode == MROCE_OP_READ_RESP && d->total != t->m.len)) {
 		st->stats.rx_stale++;
 		return;
