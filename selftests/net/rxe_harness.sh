@@ -36,6 +36,7 @@ rxe_was_loaded=0
 ksft_require_module veth sch_netem rdma_rxe
 [ "$rxe_was_loaded" = 1 ] || mroce_defer modprobe -r rdma_rxe
 
+va='' vb=''
 mroce_veth_add va vb || ksft_fail "cannot create a veth pair"
 mroce_log "veth $va ($ipA) <-> $vb ($ipB), netem \"$netem\" on both"
 ip addr add "$ipA/32" dev "$va" || ksft_fail "address on $va"

@@ -19,6 +19,7 @@
 # deferred cleanups: register cleanups with mroce_defer rather than setting
 # your own EXIT trap, or call mroce_cleanup from yours.
 
+# shellcheck disable=SC2034 # for the tests that source this
 KSFT_PASS=0
 KSFT_FAIL=1
 KSFT_XFAIL=2
@@ -113,6 +114,7 @@ mroce_defer() {
 
 mroce_cleanup() {
 	while [ "$_mroce_ndefer" -gt 0 ]; do
+		_cmd=
 		eval "_cmd=\$_mroce_defer_$_mroce_ndefer"
 		_mroce_ndefer=$((_mroce_ndefer - 1))
 		eval "$_cmd" >/dev/null 2>&1

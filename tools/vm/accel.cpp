@@ -89,8 +89,8 @@ bool probe_boot(const fs::path &kernel, const fs::path &initrd,
   if (r.marker_seen)
     return true;
   if (r.end == VmEnd::kTimeout) {
-    why = "a KVM guest did not reach /init in " +
-          format_duration(kProbeTimeoutS);
+    why =
+        "a KVM guest did not reach /init in " + format_duration(kProbeTimeoutS);
   } else {
     // QEMU's first complaint names the cause; later lines are fallout.
     std::string err = r.qemu_stderr.substr(0, r.qemu_stderr.find('\n'));

@@ -21,7 +21,6 @@ struct AccelChoice {
 // mode: "auto", "kvm" (fail if unusable) or "tcg".
 AccelChoice choose_accel(const std::string &mode, const RepoLayout &repo,
                          const fs::path &kernel, const fs::path &initrd,
-                         const fs::path &scratch,
-                         int lock_fd);
+                         const fs::path &scratch, int lock_fd);
 
 } // namespace mroce::vm

@@ -26,13 +26,12 @@ done
 
 if [ ! -x "$vm" ] || [ -n "$(find "$top/tools/vm" -newer "$vm" -name '*.[ch]*' -print -quit)" ]; then
 	echo "check.sh: building metaroce-vm in $build" >&2
-	{ [ -f "$build/CMakeCache.txt" ] || cmake -S "$top" -B "$build" >/dev/null; } &&
-		cmake --build "$build" -j2 --target metaroce-vm >/dev/null ||
-		{
-			echo "check.sh: cannot build metaroce-vm"
-			echo "0 passed, 1 failed, 0 skipped"
-			exit 1
-		}
+	if ! { [ -f "$build/CMakeCache.txt" ] || cmake -S "$top" -B "$build" >/dev/null; } ||
+		! cmake --build "$build" -j2 --target metaroce-vm >/dev/null; then
+		echo "check.sh: cannot build metaroce-vm"
+		echo "0 passed, 1 failed, 0 skipped"
+		exit 1
+	fi
 fi
 
 out=${METAROCE_CHECK_OUT:-$top/results/vm/check-$(date +%Y%m%d-%H%M%S)}

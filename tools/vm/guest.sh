@@ -24,7 +24,9 @@ unset METAROCE_PORT_OUT METAROCE_PORT_CTL METAROCE_KEEP METAROCE_CWD \
 	METAROCE_MODTREE METAROCE_KVER
 export METAROCE_VM=1
 
+# shellcheck disable=SC3045 # dash and bash both have these
 ulimit -l unlimited
+# shellcheck disable=SC3045
 ulimit -c 0
 
 # Heartbeat: the runner calls the guest hung when these stop.

@@ -32,6 +32,7 @@ case " $(cat /proc/cmdline) " in
 	;;
 esac
 
+# shellcheck disable=SC2013 # one file name per line, no blanks
 for m in $(cat /modules.list); do
 	insmod "/lib/modules/$m" || die "insmod $m failed"
 done
@@ -105,5 +106,6 @@ mkdir -p "$r/lib/modules/$METAROCE_KVER"
 mount --bind "$r$METAROCE_MODTREE" "$r/lib/modules/$METAROCE_KVER" ||
 	die "cannot mount the module tree $METAROCE_MODTREE"
 
+# shellcheck disable=SC2093 # only reached if switch_root fails
 exec switch_root "$r" /bin/sh "$METAROCE_ROOT/tools/vm/guest.sh"
 die "switch_root failed"

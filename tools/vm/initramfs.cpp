@@ -16,8 +16,8 @@ namespace {
 // What /init needs before the real root exists: PCI transport, 9p, overlay,
 // and the virtio console ports and RNG the runner talks through.
 constexpr const char *kBootModules[] = {
-    "virtio_pci", "9pnet_virtio", "9p", "overlay", "virtio_console",
-    "virtio_rng", "configfs",
+    "virtio_pci",     "9pnet_virtio", "9p",       "overlay",
+    "virtio_console", "virtio_rng",   "configfs",
 };
 
 constexpr const char *kBusybox = "/bin/busybox";
@@ -34,8 +34,8 @@ std::vector<fs::path> boot_module_files(const RepoLayout &repo) {
         run_command({"modprobe", "-d", repo.kernel_tree().string(), "-S",
                      repo.kver, "--show-depends", mod});
     if (r.status != 0)
-      throw Error(std::string("modprobe --show-depends ") + mod + " failed: " +
-                  r.err);
+      throw Error(std::string("modprobe --show-depends ") + mod +
+                  " failed: " + r.err);
     for (const auto &line : split_lines(r.out)) {
       // "insmod <path> [params]"; "builtin <name>" needs nothing.
       if (!starts_with(line, "insmod "))

@@ -11,8 +11,9 @@ namespace mroce::vm {
 
 namespace {
 
-constexpr char kXzMagic[] = "\xfd" "7zXZ";          // + NUL: 6 bytes
-constexpr uint32_t kXenElfnotePhys32Entry = 18;      // the PVH entry point
+constexpr char kXzMagic[] = "\xfd"
+                            "7zXZ";             // + NUL: 6 bytes
+constexpr uint32_t kXenElfnotePhys32Entry = 18; // the PVH entry point
 
 template <typename T> bool read_at(const std::string &f, size_t off, T &out) {
   if (off > f.size() || f.size() - off < sizeof(T))
@@ -41,7 +42,8 @@ bool has_pvh_note(const std::string &elf) {
         return false;
       size_t name = off + sizeof(nh);
       size_t desc = name + ((nh.n_namesz + 3) & ~3u);
-      if (nh.n_namesz == 4 && elf.compare(name, 4, std::string("Xen\0", 4)) == 0 &&
+      if (nh.n_namesz == 4 &&
+          elf.compare(name, 4, std::string("Xen\0", 4)) == 0 &&
           nh.n_type == kXenElfnotePhys32Entry)
         return true;
       off = desc + ((nh.n_descsz + 3) & ~3u);

@@ -28,7 +28,7 @@ namespace {
 void on_signal(int sig) { g_stop_signal = sig; }
 
 void install_signal_handlers() {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0; // no SA_RESTART: a blocking flock() must return EINTR
@@ -45,8 +45,7 @@ fs::path make_out_dir(const Options &opt, const RepoLayout &repo) {
   } else {
     char stamp[32];
     std::time_t now = std::time(nullptr);
-    std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S",
-                  std::localtime(&now));
+    std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&now));
     fs::path base = repo.root / "results" / "vm";
     fs::create_directories(base);
     dir = base / stamp;
@@ -136,10 +135,9 @@ Outcome classify(const VmResult &r, const fs::path &out, double hang_s) {
             true};
   if (r.end == VmEnd::kHang)
     return {kExitGuestHang,
-            r.boot_s < 0 ? "the guest did not come up within " +
-                               format_duration(hang_s)
-                         : "guest hang: no heartbeat for " +
-                               format_duration(hang_s),
+            r.boot_s < 0
+                ? "the guest did not come up within " + format_duration(hang_s)
+                : "guest hang: no heartbeat for " + format_duration(hang_s),
             true};
   std::string st;
   if (try_read_file(out / "status", st)) {
@@ -231,14 +229,11 @@ int run(int argc, char **argv) {
   Outcome o = classify(r, out, opt.hang_s);
   if (o.show_console)
     print_tail(r);
-  std::string times = "boot " +
-                      (r.boot_s < 0 ? std::string("-")
-                                    : format_duration(r.boot_s)) +
-                      ", total " + format_duration(r.total_s) + ", " +
-                      accel_name(accel.accel);
-  write_file_atomic(out / "vm-result",
-                    std::to_string(o.code) + " " + o.what + " (" + times +
-                        ")\n");
+  std::string times =
+      "boot " + (r.boot_s < 0 ? std::string("-") : format_duration(r.boot_s)) +
+      ", total " + format_duration(r.total_s) + ", " + accel_name(accel.accel);
+  write_file_atomic(out / "vm-result", std::to_string(o.code) + " " + o.what +
+                                           " (" + times + ")\n");
   note(o.what + " (" + times + "); exit " + std::to_string(o.code) +
        "; logs in " + out.string());
   return o.code;

@@ -40,8 +40,7 @@ int listen_unix(const fs::path &p) {
   std::strcpy(sa.sun_path, p.c_str());
   if (::bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) != 0 ||
       ::listen(fd, 1) != 0)
-    throw Error("cannot listen on " + p.string() + ": " +
-                std::strerror(errno));
+    throw Error("cannot listen on " + p.string() + ": " + std::strerror(errno));
   return fd;
 }
 
@@ -114,7 +113,6 @@ int open_log(const fs::path &p) {
   return fd;
 }
 
-
 // The kernel console: logged without carriage returns, split into lines to
 // spot a panic (and the probe's marker), last lines kept for the report.
 class Console {
@@ -177,8 +175,17 @@ int kill_and_reap(pid_t pid) {
   return decode_wait_status(ws);
 }
 
-enum Slot { kListenCon, kListenOut, kListenCtl, kCon, kOut, kCtl, kQemuErr,
-            kStdin, kSlots };
+enum Slot {
+  kListenCon,
+  kListenOut,
+  kListenCtl,
+  kCon,
+  kOut,
+  kCtl,
+  kQemuErr,
+  kStdin,
+  kSlots
+};
 
 } // namespace
 

@@ -20,10 +20,10 @@ struct MonitorConfig {
   bool forward_stdin = false; // --keep: stdin goes to the guest shell
   bool stream_output = true;  // copy mroce.out to our stdout
   bool echo_qemu_stderr = true;
-  fs::path console_log;       // empty: keep the console in memory only
+  fs::path console_log; // empty: keep the console in memory only
   fs::path output_log;
-  std::string marker;         // console text to look for (VmResult::marker_seen)
-  int lock_fd = -1;           // inherited by QEMU
+  std::string marker; // console text to look for (VmResult::marker_seen)
+  int lock_fd = -1;   // inherited by QEMU
 };
 
 enum class VmEnd {
@@ -36,9 +36,9 @@ enum class VmEnd {
 
 struct VmResult {
   VmEnd end = VmEnd::kExited;
-  int qemu_status = -1;       // QEMU's exit status (128+sig if killed)
-  bool panic = false;         // "Kernel panic - not syncing" seen
-  double boot_s = -1;         // start to first heartbeat (guest userspace up)
+  int qemu_status = -1; // QEMU's exit status (128+sig if killed)
+  bool panic = false;   // "Kernel panic - not syncing" seen
+  double boot_s = -1;   // start to first heartbeat (guest userspace up)
   double total_s = 0;
   bool marker_seen = false;
   std::deque<std::string> console_tail; // last lines of the console

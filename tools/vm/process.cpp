@@ -33,7 +33,7 @@ std::vector<char *> make_argv(const std::vector<std::string> &argv) {
 }
 
 void reset_signals_in_child() {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = SIG_DFL;
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD})
     ::sigaction(sig, &sa, nullptr);

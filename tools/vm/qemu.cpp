@@ -40,21 +40,21 @@ std::vector<std::string> qemu_argv(const QemuSpec &s) {
   } else {
     a.insert(a.end(), {"-accel", "tcg,thread=multi", "-cpu", "max"});
   }
-  a.insert(a.end(), {"-kernel", s.kernel.string(), "-initrd",
-                     s.initrd.string(), "-append", s.append});
+  a.insert(a.end(), {"-kernel", s.kernel.string(), "-initrd", s.initrd.string(),
+                     "-append", s.append});
 
   if (!s.qmp_sock.empty())
     a.insert(a.end(),
              {"-qmp", "unix:" + s.qmp_sock.string() + ",server=on,wait=off"});
-  a.insert(a.end(), {"-chardev",
-                     "socket,id=con,path=" + s.console_sock.string(),
-                     "-serial", "chardev:con"});
+  a.insert(a.end(),
+           {"-chardev", "socket,id=con,path=" + s.console_sock.string(),
+            "-serial", "chardev:con"});
   a.insert(a.end(),
            {"-device", "virtio-serial-pci,id=vser", "-chardev",
             "socket,id=out,path=" + s.output_sock.string(), "-device",
-            "virtserialport,bus=vser.0,chardev=out,name=mroce.out",
-            "-chardev", "socket,id=ctl,path=" + s.control_sock.string(),
-            "-device", "virtserialport,bus=vser.0,chardev=ctl,name=mroce.ctl"});
+            "virtserialport,bus=vser.0,chardev=out,name=mroce.out", "-chardev",
+            "socket,id=ctl,path=" + s.control_sock.string(), "-device",
+            "virtserialport,bus=vser.0,chardev=ctl,name=mroce.ctl"});
 
   // The host root: read-only; multidevs=remap keeps inode numbers unique
   // across the host's mounts.  Paths in QEMU options cannot contain commas

@@ -24,8 +24,8 @@ struct QemuSpec {
   int smp = 2;
   fs::path kernel;
   fs::path initrd;
-  std::string append;   // kernel command line
-  fs::path out_dir;     // shared writable as mroce_out
+  std::string append; // kernel command line
+  fs::path out_dir;   // shared writable as mroce_out
   fs::path console_sock;
   fs::path output_sock;
   fs::path control_sock;

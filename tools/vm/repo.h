@@ -12,8 +12,8 @@ namespace mroce::vm {
 namespace fs = std::filesystem;
 
 struct RepoLayout {
-  fs::path root;   // canonical repository root
-  fs::path cache;  // $METAROCE_CACHE or <root>/.cache
+  fs::path root;  // canonical repository root
+  fs::path cache; // $METAROCE_CACHE or <root>/.cache
   std::string kver;
   fs::path kernel_tree() const { return cache / "kernel" / kver; }
   fs::path vmlinuz() const {

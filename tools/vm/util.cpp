@@ -84,7 +84,7 @@ void Hasher::add(std::string_view s) {
 void Hasher::add_file(const fs::path &p) { add(read_file(p)); }
 
 void Hasher::add_stat(const fs::path &p) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(p.c_str(), &st) != 0)
     throw Error("cannot stat " + p.string() + ": " + std::strerror(errno));
   add(p.string());
@@ -146,8 +146,8 @@ long parse_scaled(std::string_view s, std::string_view what,
     throw Error(std::string(what) + ": not a number");
   for (char c : s) {
     if (c < '0' || c > '9' || v > 100000000)
-      throw Error(std::string(what) + ": not a valid number: " +
-                  std::string(s));
+      throw Error(std::string(what) +
+                  ": not a valid number: " + std::string(s));
     v = v * 10 + (c - '0');
   }
   if (v <= 0)
