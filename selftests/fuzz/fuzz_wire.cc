@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// fuzz_wire: mroce_wire_decode on arbitrary bytes.
+//
+// For every packet the decoder accepts:
+//  - the payload (or ACK block area) lies inside the input;
+//  - re-encoding the decoded header reproduces the input byte for byte (the
+//    decoder accepts only the canonical form: every reserved bit is zero),
+//    and so does re-encoding every ACK block;
+//  - decoding the re-encoded packet gives the same fields, field by field;
+//  - ACK blocks decode within bounds and with in-range values;
+//  - a RESET answering it (mroce_reset_reply) is itself a valid packet.
+// The input buffer is exactly @size bytes (libFuzzer and the replay driver
+// both guarantee it), so any read past the end is an ASan report.
+#include <cstring>
+#include <vector>
+
+#include "input.h"
+
+extern "C" {
+#include "conn.h"
+#include "wire.h"
+}
+
+using mroce::fuzz::die;
+
+namespace {
+
+void same_hdr(const mroce_hdr &a, const mroce_hdr &b) {
+  FUZZ_REQUIRE(
+      a.version == b.version && a.opcode == b.opcode && a.flags == b.flags &&
+          a.dst_conn == b.dst_conn && a.src_conn == b.src_conn &&
+          a.path == b.path && a.attempt == b.attempt && a.psn == b.psn &&
+          a.ts == b.ts && a.dst_stream == b.dst_stream &&
+          a.src_stream == b.src_stream && a.msn == b.msn && a.dsn == b.dsn,
+      "header fields differ after a round trip (opcode %#x)", a.opcode);
+}
+
+// The opcode's extension fields, compared one by one.
+void same_ext(const mroce_pkt &a, const mroce_pkt &b) {
+  const mroce_data_ext &x = a.data, &y = b.data;
+  bool eq = true;
+  switch (a.hdr.opcode) {
+    case MROCE_OP_CONNECT:
+    case MROCE_OP_ACCEPT:
+      eq = a.hello.nonce == b.hello.nonce &&
+           a.hello.echo_nonce == b.hello.echo_nonce &&
+           a.hello.max_paths == b.hello.max_paths &&
+           a.hello.dsn_window == b.hello.dsn_window;
+      break;
+    case MROCE_OP_RESET:
+      eq = a.reset.reason == b.reset.reason;
+      break;
+    case MROCE_OP_PROBE_ACK:
+      eq = a.probe_ack.echo_ts == b.probe_ack.echo_ts &&
+           a.probe_ack.delay == b.probe_ack.delay;
+      break;
+    case MROCE_OP_ACK:
+      eq = a.ack.rate_hint == b.ack.rate_hint && a.ack.npaths == b.ack.npaths &&
+           a.ack.nstreams == b.ack.nstreams && a.ack.flags == b.ack.flags;
+      break;
+    case MROCE_OP_CLOSE:
+    case MROCE_OP_PROBE:
+    case MROCE_OP_POLL:
+      break;
+    default:  // the stream opcodes share one extension struct
+      eq = x.va == y.va && x.rkey == y.rkey && x.rsn == y.rsn &&
+           x.offset == y.offset && x.total == y.total && x.imm == y.imm &&
+           x.swap_add == y.swap_add && x.compare == y.compare &&
+           x.orig == y.orig;
+      break;
+  }
+  FUZZ_REQUIRE(eq, "extension fields differ after a round trip (opcode %#x)",
+               a.hdr.opcode);
+}
+
+void check_ack_blocks(const uint8_t *buf, size_t size, const mroce_pkt &pkt) {
+  const uint32_t need = pkt.ack.npaths * MROCE_ACK_PATH_LEN +
+                        pkt.ack.nstreams * MROCE_ACK_STREAM_LEN;
+  FUZZ_REQUIRE(pkt.payload_len == need, "ACK length %u, blocks need %u",
+               pkt.payload_len, need);
+  FUZZ_REQUIRE(pkt.ack.npaths <= MROCE_MAX_PATHS, "ACK with %u path blocks",
+               pkt.ack.npaths);
+  std::vector<uint8_t> blk(MROCE_ACK_PATH_LEN);
+  for (unsigned i = 0; i < pkt.ack.npaths; i++) {
+    mroce_ack_path ap;
+    mroce_wire_ack_path(buf, &pkt, i, &ap);
+    FUZZ_REQUIRE(ap.path < MROCE_MAX_PATHS, "ACK path id %u", ap.path);
+    mroce_wire_put_ack_path(&ap, blk.data());
+    size_t at = pkt.payload_off + i * MROCE_ACK_PATH_LEN;
+    FUZZ_REQUIRE(at + MROCE_ACK_PATH_LEN <= size, "path block %u past end", i);
+    FUZZ_REQUIRE(!std::memcmp(blk.data(), buf + at, MROCE_ACK_PATH_LEN),
+                 "path block %u does not re-encode to its bytes", i);
+  }
+  for (unsigned i = 0; i < pkt.ack.nstreams; i++) {
+    mroce_ack_stream as;
+    mroce_wire_ack_stream(buf, &pkt, i, &as);
+    FUZZ_REQUIRE(!(as.stream & ~MROCE_STREAM_MASK), "stream id %#x", as.stream);
+    FUZZ_REQUIRE(as.status <= MROCE_ST_MAX, "stream status %u", as.status);
+    mroce_wire_put_ack_stream(&as, blk.data());
+    size_t at = pkt.payload_off + pkt.ack.npaths * MROCE_ACK_PATH_LEN +
+                i * MROCE_ACK_STREAM_LEN;
+    FUZZ_REQUIRE(at + MROCE_ACK_STREAM_LEN <= size, "stream entry %u past end",
+                 i);
+    FUZZ_REQUIRE(!std::memcmp(blk.data(), buf + at, MROCE_ACK_STREAM_LEN),
+                 "stream entry %u does not re-encode to its bytes", i);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size > 0xffff) return 0;  // a UDP payload
+  mroce_pkt a;
+  std::memset(&a, 0x5a, sizeof(a));
+  const uint32_t len = static_cast<uint32_t>(size);
+  mroce_wire_err err = mroce_wire_decode(data, len, &a);
+  FUZZ_REQUIRE(err >= MROCE_WIRE_OK && err < MROCE_WIRE_NR, "error code %d",
+               err);
+  if (err != MROCE_WIRE_OK) return 0;
+
+  const mroce_hdr &h = a.hdr;
+  int ext = mroce_wire_ext_len(h.opcode);
+  FUZZ_REQUIRE(ext >= 0, "accepted unknown opcode %#x", h.opcode);
+  FUZZ_REQUIRE(a.payload_off == MROCE_HDR_LEN + static_cast<uint32_t>(ext),
+               "payload_off %u", a.payload_off);
+  FUZZ_REQUIRE(a.payload_off + a.payload_len == len,
+               "payload [%u, +%u) does not end the packet (%u)", a.payload_off,
+               a.payload_len, len);
+  FUZZ_REQUIRE(h.path < MROCE_MAX_PATHS, "path %u", h.path);
+  FUZZ_REQUIRE(!((h.dst_stream | h.src_stream) & ~MROCE_STREAM_MASK),
+               "stream ids beyond 24 bits");
+  if (mroce_op_sequenced(h.opcode) && h.opcode != MROCE_OP_READ_REQ &&
+      h.opcode != MROCE_OP_CMP_SWAP && h.opcode != MROCE_OP_FETCH_ADD &&
+      h.opcode != MROCE_OP_ATOMIC_RESP) {
+    const mroce_data_ext &d = a.data;
+    FUZZ_REQUIRE(d.total <= MROCE_MAX_MSG && d.offset <= d.total &&
+                     a.payload_len <= d.total - d.offset,
+                 "segment [%u, +%u) outside message of %u", d.offset,
+                 a.payload_len, d.total);
+  }
+  if (h.opcode == MROCE_OP_ACK) check_ack_blocks(data, size, a);
+
+  // Canonical: the header and extension re-encode to the very same bytes.
+  std::vector<uint8_t> out(size);
+  uint32_t n = mroce_wire_encode(&a, out.data());
+  FUZZ_REQUIRE(n == a.payload_off, "encode wrote %u, decode consumed %u", n,
+               a.payload_off);
+  for (uint32_t i = 0; i < n; i++)
+    if (out[i] != data[i])
+      die("byte %u re-encodes as %#x, input had %#x (opcode %#x)", i, out[i],
+          data[i], h.opcode);
+
+  // And decoding that gives the same fields.
+  std::memcpy(out.data() + n, data + n, size - n);
+  mroce_pkt b;
+  std::memset(&b, 0xa5, sizeof(b));
+  FUZZ_REQUIRE(mroce_wire_decode(out.data(), len, &b) == MROCE_WIRE_OK,
+               "re-encoded packet rejected");
+  same_hdr(a.hdr, b.hdr);
+  same_ext(a, b);
+  FUZZ_REQUIRE(a.payload_off == b.payload_off && a.payload_len == b.payload_len,
+               "payload moved after a round trip");
+
+  // The RESET we would answer with must itself be valid.
+  uint8_t rst[MROCE_MAX_HDR_LEN];
+  uint32_t rn = mroce_reset_reply(&a, MROCE_RESET_UNKNOWN_CONN, rst);
+  if (rn) {
+    mroce_pkt r;
+    FUZZ_REQUIRE(mroce_wire_decode(rst, rn, &r) == MROCE_WIRE_OK,
+                 "reset reply to opcode %#x does not decode", h.opcode);
+    FUZZ_REQUIRE(r.hdr.opcode == MROCE_OP_RESET &&
+                     r.hdr.dst_conn == h.src_conn &&
+                     r.hdr.src_conn == h.dst_conn,
+                 "reset reply names the wrong connections");
+  } else {
+    FUZZ_REQUIRE(h.opcode == MROCE_OP_RESET, "no reset reply for opcode %#x",
+                 h.opcode);
+  }
+  return 0;
+}
