@@ -82,8 +82,8 @@ u64 mroce_conn_next_timer(const struct mroce_conn *c)
 	}
 	if (c->ack_at)
 		at = earliest(at, c->ack_at);
-	if (c->rate_hint != MROCE_RATE_NONE && c->pace_next_ns &&
-	    (c->retx_head != c->retx_tail || !mroce_list_empty(&c->sched)))
+	/* only when the pacer, not a window, is what holds data back */
+	if (c->paced)
 		at = earliest(at, c->pace_next_ns);
 	for (i = 0; i < c->npaths; i++) {
 		const struct mroce_path *p = &c->paths[i];

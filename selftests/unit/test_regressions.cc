@@ -81,3 +81,49 @@ TEST_F(Regress, AtomicResponseForASendIsIgnored) {
 }
 
 }  // namespace
+
+namespace {
+
+// A connection whose data is held back by a full window (not by the pacer)
+// must not report a pacing deadline in the past: the caller's timer would
+// fire again and again without anything to do.
+TEST(Regression, NoPastPacingDeadlineWhenWindowLimited) {
+  using namespace mroce::test;
+  Fabric f{3};
+  for (int d = 0; d < 2; d++) {
+    f.routes[d].assign(1, Route{});
+    f.routes[d][0].delay_ns = 50'000;
+    f.routes[d][0].gbps = 10;
+  }
+  auto cfg = test_cfg(1, 1024);
+  cfg.init_cwnd = cfg.conn_init_cwnd = 4 * 1024;
+  f.add_endpoint(cfg);
+  f.add_endpoint(cfg);
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  uint32_t rkey = f.ep(1).add_region(0, 1 << 20);
+  f.ep(0).conn->rate_hint = 1'000'000;  // 1 GB/s: pacing active
+  SendWr w;
+  w.msg.op = MROCE_OP_WRITE;
+  w.msg.cookie = 1;
+  w.msg.len = 1 << 20;
+  w.msg.rkey = rkey;
+  w.data.assign(1 << 20, 7);
+  ASSERT_EQ(f.ep(0).post_send(f.ep(0).qp(1), std::move(w)), 0);
+  uint8_t buf[2048];
+  mroce_tx tx;
+  // send until the window (4 KiB) is full, then let the pacer's deadline
+  // pass while no ACK can have come back yet (RTT 100 us)
+  uint64_t now = f.now;
+  for (int i = 0; i < 100; i++) {
+    while (mroce_conn_poll_tx(f.ep(0).conn, now, buf, sizeof(buf), &tx) == MROCE_POLL_PACKET) {
+    }
+    now += 2'000;
+  }
+  ASSERT_GT(f.ep(0).conn->inflight, 0u);
+  ASSERT_LT(f.ep(0).conn->pace_next_ns, now);
+  uint64_t at = mroce_conn_next_timer(f.ep(0).conn);
+  EXPECT_TRUE(at == 0 || at > now) << at << " " << now;
+}
+
+}  // namespace
