@@ -13,6 +13,9 @@
 #   |   10.93.0.1/24 ===========+== netem both ===+=========== 10.93.0.2/24   |
 #   +---------------------------+                  +---------------------------+
 #
+# DP_REFERENCE=rxe in the environment turns dp_setup_netns into
+# dp_setup_initnet rxe: every test can be checked against the reference.
+#
 # dp_setup_initnet TYPE [MTU]: two devices of TYPE (rxe or metaroce) in
 # init_net, because rdma_rxe in 6.1 works only there.  Both addresses are
 # local, so policy routing forces locally generated traffic for the peer out
@@ -52,6 +55,12 @@ _dp_gids() {
 
 dp_setup_netns() {
 	_mtu=${1:-9000}
+	# DP_REFERENCE=rxe: the same test over rdma_rxe (init_net), to check
+	# the test itself against a known-good implementation.
+	if [ "${DP_REFERENCE:-}" = rxe ]; then
+		dp_setup_initnet rxe "$_mtu"
+		return
+	fi
 	ksft_require_module metaroce
 	mroce_netns_add DP_NS_A || ksft_fail "netns"
 	mroce_netns_add DP_NS_B || ksft_fail "netns"
@@ -195,6 +204,51 @@ dp_perftest() {
 		return 1
 	fi
 	return 0
+}
+
+# dp_run_pair NAME PORT GIDFLAG TOOL ARGS..: TOOL -d DEV_B GIDFLAG GID_B
+# -p PORT ARGS at B (server), then the same with A's device and GID and
+# DP_IP_B at A (client); both must exit 0.  Logs in DP_OUT.
+dp_run_pair() {
+	_name=$1
+	_pport=$2
+	_gf=$3
+	_tool=$4
+	shift 4
+	_slog=$DP_OUT/$_name.server
+	_clog=$DP_OUT/$_name.client
+	_limit=${DP_PERFTEST_TIMEOUT:-180}
+	dp_b timeout "$_limit" "$_tool" -d "$DP_DEV_B" "$_gf" "$DP_GID_B" \
+		-p "$_pport" "$@" >"$_slog" 2>&1 &
+	_srv=$!
+	if ! mroce_wait_for 20 sh -c "$(
+		[ -n "$DP_NS_B" ] && echo "ip netns exec $DP_NS_B ") ss -ltnH | grep -q ':$_pport '"; then
+		kill "$_srv" 2>/dev/null
+		wait "$_srv"
+		sed 's/^/#   server: /' "$_slog"
+		return 1
+	fi
+	dp_a timeout "$_limit" "$_tool" -d "$DP_DEV_A" "$_gf" "$DP_GID_A" \
+		-p "$_pport" "$@" "$DP_IP_B" >"$_clog" 2>&1
+	_crc=$?
+	wait "$_srv"
+	_src=$?
+	if [ "$_crc" != 0 ] || [ "$_src" != 0 ]; then
+		sed 's/^/#   client: /' "$_clog"
+		sed 's/^/#   server: /' "$_slog"
+		echo "# $_name: client exit $_crc, server exit $_src"
+		return 1
+	fi
+	return 0
+}
+
+# dp_tool NAME: a binary of the CMake build (build/, else build-*/).
+dp_tool() {
+	for _b in "$METAROCE_ROOT"/build "$METAROCE_ROOT"/build-*; do
+		_t=$(find "$_b/tools" -type f -name "$1" -perm -u+x 2>/dev/null | head -n 1)
+		[ -n "$_t" ] && { echo "$_t"; return 0; }
+	done
+	return 1
 }
 
 # dp_integrity ARGS..: selftests/verbs/integrity between the two devices.

@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Hostile datagrams against a MetaRoCE port, from a third namespace routed
+# through A (tools/inject/mroce-inject: truncated, oversized, wrong version,
+# unknown connection, bad flags, random bytes):
+#
+#   netns C (mroce-inject) 10.95.0.2 --veth-- 10.95.0.1 netns A (forwards)
+#        A 10.93.0.1 --veth-- 10.93.0.2 B (target: device B's port 4797)
+#
+# Device B must count and drop every one (its rejection counters grow by
+# at least what the injector says its decoder rejects), the kernel log must
+# stay clean (session.sh checks it), and a perftest run and the integrity
+# check concurrent with the injection must still pass.
+. "$(dirname "$0")/datapath_lib.sh"
+
+dp_require
+inject=$(dp_tool mroce-inject) || ksft_skip "mroce-inject not built (make user)"
+ksft_require_cmd ib_write_bw
+[ -x "$METAROCE_ROOT/selftests/verbs/integrity" ] ||
+	ksft_skip "integrity not built (make provider)"
+dp_setup_netns 9000
+
+mroce_netns_add nsC || ksft_fail "netns"
+mroce_veth_add ifC ifAC "$nsC" "$DP_NS_A" || ksft_fail "veth to C"
+ip -n "$nsC" addr add 10.95.0.2/24 dev "$ifC"
+dp_a ip addr add 10.95.0.1/24 dev "$ifAC"
+ip -n "$nsC" route add default via 10.95.0.1
+dp_a sysctl -qw net.ipv4.ip_forward=1
+dp_b ip route add 10.95.0.0/24 via "$DP_IP_A"
+ip netns exec "$nsC" ping -c 1 -W 5 "$DP_IP_B" >/dev/null ||
+	ksft_fail "C cannot reach B"
+
+# Sum of B's counters that count dropped or rejected input.
+rejects() {
+	for _d in "/sys/class/infiniband/$DP_DEV_B/ports/1/hw_counters" \
+		"/sys/class/infiniband/$DP_DEV_B/hw_counters"; do
+		[ -d "$_d" ] || continue
+		for _f in "$_d"/*; do
+			case ${_f##*/} in
+			*rej* | *drop* | *bad* | *inval* | *unknown* | *malformed* | \
+				*short* | *version* | *flags* | *reserved* | *no_conn* | \
+				*no_datapath*) cat "$_f" ;;
+			esac
+		done
+	done | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# 1. Injection alone: every datagram counted.
+before=$(rejects)
+ip netns exec "$nsC" "$inject" --dst "$DP_IP_B" --count 3000 --rate 1000 \
+	--seed "$$" >"$DP_OUT/inject1.log" 2>&1 || {
+	cat "$DP_OUT/inject1.log"
+	ksft_fail "mroce-inject failed"
+}
+grep '^#' "$DP_OUT/inject1.log"
+read -r rejected unknown sent <<<"$(sed -n 's/^rejected=\([0-9]*\) unknown_conn=\([0-9]*\) sent=\([0-9]*\)$/\1 \2 \3/p' "$DP_OUT/inject1.log")"
+[ -n "$sent" ] || ksft_fail "no summary from mroce-inject"
+sleep 1
+after=$(rejects)
+mroce_log "injected $sent ($rejected malformed, $unknown for unknown connections); B's rejection counters grew by $((after - before))"
+# Malformed ones must all be counted (a little slack for socket drops).
+ksft_check "malformed datagrams counted by $DP_DEV_B" \
+	[ $((after - before)) -ge $((rejected * 95 / 100)) ]
+dp_counters "$DP_DEV_B"
+if [ -d /sys/kernel/debug/metaroce ]; then
+	grep -rs . /sys/kernel/debug/metaroce/ 2>/dev/null | grep -i "rej\|drop" |
+		head -n 20 | sed 's/^/# debugfs: /'
+fi
+
+# 2. Injection concurrent with traffic on the real connection.
+dp_perftest inject_write_bw ib_write_bw -s 65536 -q 4 -D 10 \
+	>"$DP_OUT/inject_perftest.out" 2>&1 &
+pt=$!
+dp_integrity -q 4 -o 16 -m 262144 -t 10 -T 120 -s "$$" \
+	>"$DP_OUT/inject_integrity.out" 2>&1 &
+it=$!
+ip netns exec "$nsC" "$inject" --dst "$DP_IP_B" --duration 12 --rate 2000 \
+	--seed $(($$ + 1)) >"$DP_OUT/inject2.log" 2>&1
+grep '^#' "$DP_OUT/inject2.log"
+wait "$pt"
+pt_rc=$?
+wait "$it"
+it_rc=$?
+cat "$DP_OUT/inject_perftest.out"
+grep -E '^(# integrity|# messages|FAIL|PASS)' "$DP_OUT/inject_integrity.out"
+ksft_check "ib_write_bw concurrent with injection" [ "$pt_rc" = 0 ]
+ksft_check "integrity concurrent with injection" [ "$it_rc" = 0 ]
+bw=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $4 } END { print v }' \
+	"$DP_OUT/inject_write_bw.client")
+mroce_log "ib_write_bw during injection: ${bw:-?} MB/s"
+dp_counters "$DP_DEV_B"
+ksft_exit

@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The datapath under impairment: netem on both ends of the veth between
+# the two namespaces (datapath_lib.sh), then the integrity check (every
+# opcode, every byte) and a representative perftest subset; each must
+# complete with verified data.  Throughput is reported as TAP comments.
+#
+#   dp_netem.sh loss1 | loss10 | reorder | duplicate
+#
+# (tests.list runs it through the dp_netem_<case>.sh wrappers.)
+. "$(dirname "$0")/datapath_lib.sh"
+
+case=${1:-}
+case $case in
+loss1) netem="loss 1%" ;;
+loss10) netem="loss 10%" ;;
+reorder) netem="delay 2ms reorder 25% 50%" ;;
+duplicate) netem="duplicate 5%" ;;
+*) ksft_fail "usage: $0 loss1|loss10|reorder|duplicate" ;;
+esac
+
+dp_require
+[ -x "$METAROCE_ROOT/selftests/verbs/integrity" ] ||
+	ksft_skip "integrity not built (make provider)"
+ksft_require_cmd ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat
+dp_setup_netns 9000
+dp_netem $netem || ksft_fail "netem $netem"
+mroce_log "netem on both ends: $netem"
+
+# 10% loss: fewer operations per round so each round ends in time.
+ops=24
+secs=30
+[ "$case" = loss10 ] && ops=12
+
+ksft_check "integrity under '$netem'" \
+	dp_integrity -q 8 -o "$ops" -m 1048576 -t "$secs" -T 240 -s "$$"
+grep -E '^# (integrity: [0-9]+ rounds|messages)' <<<"$_out"
+
+results=$DP_OUT/netem-$case.txt
+: >"$results"
+run() {
+	_desc="$*"
+	if dp_perftest "netem_${case}_$(echo "$*" | tr -c 'A-Za-z0-9' _)" "$@"; then
+		_v=${DP_BW:-$DP_LAT}
+		_u="MB/s"
+		[ -n "$DP_LAT" ] && _u=usec
+		echo "ok: $_desc: $_v $_u"
+		printf '%-40s %12s %s\n' "$_desc" "$_v" "$_u" >>"$results"
+	else
+		echo "FAIL: $_desc under $netem"
+		_ksft_failed=$((_ksft_failed + 1))
+	fi
+}
+run ib_write_bw -s 65536 -q 4 -D 4
+run ib_write_bw -s 1048576 -q 1 -n 20
+run ib_read_bw -s 65536 -q 4 -D 4
+run ib_send_bw -s 65536 -q 4 -D 4 -b
+run ib_atomic_bw -q 4 -D 4
+run ib_write_lat -s 64 -n 200
+
+mroce_log "perftest under '$netem':"
+sed 's/^/#   /' "$results"
+dp_a tc -s qdisc show dev "$DP_IF_A" | sed "s/^/# /"
+dp_counters "$DP_DEV_A"
+dp_counters "$DP_DEV_B"
+ksft_exit
