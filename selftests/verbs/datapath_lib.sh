@@ -44,6 +44,18 @@ dp_require() {
 	mroce_use_provider || ksft_skip "provider not built (make provider)"
 }
 
+# Skip (not fail) while metaroce.ko has no datapath verbs at all.
+_dp_probe() {
+	[ -x "$METAROCE_ROOT/selftests/verbs/integrity" ] ||
+		ksft_fail "selftests/verbs/integrity not built (make provider)"
+	"$METAROCE_ROOT/selftests/verbs/integrity" -P -a "$DP_DEV_A"
+	case $? in
+	0) ;;
+	4) ksft_skip "$DP_DEV_A: the kernel module has no datapath verbs yet" ;;
+	*) ksft_fail "$DP_DEV_A: cannot create a CQ" ;;
+	esac
+}
+
 _dp_gids() {
 	mroce_wait_for 10 mroce_gid_index "$DP_DEV_A" "$DP_IP_A" ||
 		ksft_fail "no RoCE v2 GID for $DP_IP_A on $DP_DEV_A"
@@ -81,6 +93,7 @@ dp_setup_netns() {
 		ksft_fail "rdma link add $DP_DEV_B"
 	mroce_defer rdma link delete "$DP_DEV_B"
 	_dp_gids
+	_dp_probe
 	mroce_log "topology: $DP_DEV_A/$DP_IF_A $DP_IP_A [$DP_NS_A] <-> $DP_DEV_B/$DP_IF_B $DP_IP_B [$DP_NS_B], MTU $_mtu, GID index $DP_GID_A/$DP_GID_B"
 }
 
@@ -141,6 +154,7 @@ dp_setup_initnet() {
 		ksft_fail "rdma link add $DP_DEV_B type $_type"
 	mroce_defer rdma link delete "$DP_DEV_B"
 	_dp_gids
+	_dp_probe
 	mroce_log "topology (init_net, $_type): $DP_DEV_A/$DP_IF_A $DP_IP_A <-> $DP_DEV_B/$DP_IF_B $DP_IP_B, MTU $_mtu, GID index $DP_GID_A/$DP_GID_B"
 }
 

@@ -13,6 +13,8 @@
  *
  *   integrity -a mrA -A 1 -b mrB -B 1 [-q QPS] [-r ROUNDS] [-o OPS]
  *             [-m MAX_SIZE] [-s SEED] [-t SECONDS] [-T ROUND_TIMEOUT]
+ *   integrity -P -a DEV     exit 4 (kselftest skip) if DEV has no datapath
+ *                           (ibv_create_cq: EOPNOTSUPP), else 0
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -684,6 +686,23 @@ static void check_round(struct endpoint *e, struct endpoint *peer, int qpi,
 	}
 }
 
+/* Does the device's kernel driver have the datapath verbs at all? */
+static int probe(const char *dev)
+{
+	struct ibv_context *ctx = open_dev(dev);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	int err = errno;
+
+	if (cq) {
+		ibv_destroy_cq(cq);
+		ibv_close_device(ctx);
+		return 0;
+	}
+	ibv_close_device(ctx);
+	printf("# %s: ibv_create_cq: %s\n", dev, strerror(err));
+	return err == EOPNOTSUPP ? 4 : 1;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -699,11 +718,13 @@ int main(int argc, char **argv)
 	struct ibv_context *ctx[2];
 	double start, elapsed;
 	uint8_t rd_atomic;
+	bool probe_only = false;
 	int c, i, s, round;
 
 	opt.seed = (uint64_t)time(NULL);
-	while ((c = getopt(argc, argv, "a:A:b:B:q:r:o:m:s:t:T:")) != -1) {
+	while ((c = getopt(argc, argv, "Pa:A:b:B:q:r:o:m:s:t:T:")) != -1) {
 		switch (c) {
+		case 'P': probe_only = true; break;
 		case 'a': opt.dev[0] = optarg; break;
 		case 'A': opt.gidx[0] = atoi(optarg); break;
 		case 'b': opt.dev[1] = optarg; break;
@@ -718,6 +739,8 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
+	if (probe_only && opt.dev[0])
+		return probe(opt.dev[0]);
 	if (!opt.dev[0] || !opt.dev[1] || opt.qps < 1 || opt.ops < 1 ||
 	    opt.rounds < 1 || opt.max_size > AREA_SIZE / 3)
 		usage();
