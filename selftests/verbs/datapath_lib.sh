@@ -98,13 +98,13 @@ dp_setup_netns() {
 }
 
 dp_setup_initnet() {
-	_type=$1
-	_mtu=${2:-9000}
-	case $_type in
-	rxe) ksft_require_module rdma_rxe ;;
-	metaroce) ksft_require_module metaroce ;;
-	*) ksft_fail "dp_setup_initnet: unknown type $_type" ;;
-	esac
+	dp_initnet_net "${2:-9000}"
+	dp_initnet_devs "$1"
+}
+
+# dp_initnet_net [MTU]: the init_net veth pair and its policy routing.
+dp_initnet_net() {
+	_mtu=${1:-9000}
 	DP_NS_A=
 	DP_NS_B=
 	DP_IP_A=10.94.0.1
@@ -145,6 +145,17 @@ dp_setup_initnet() {
 	*" dev $DP_IF_A "*) ;;
 	*) ksft_fail "traffic to $DP_IP_B does not leave through $DP_IF_A" ;;
 	esac
+}
+
+# dp_initnet_devs TYPE: devices of TYPE (rxe, metaroce) on the init_net
+# pair; dp_initnet_devs_del removes them (one driver at a time on a pair).
+dp_initnet_devs() {
+	_type=$1
+	case $_type in
+	rxe) ksft_require_module rdma_rxe ;;
+	metaroce) ksft_require_module metaroce ;;
+	*) ksft_fail "dp_initnet_devs: unknown type $_type" ;;
+	esac
 	DP_DEV_A=${_type%%roce}A$$
 	DP_DEV_B=${_type%%roce}B$$
 	rdma link add "$DP_DEV_A" type "$_type" netdev "$DP_IF_A" ||
@@ -155,7 +166,14 @@ dp_setup_initnet() {
 	mroce_defer rdma link delete "$DP_DEV_B"
 	_dp_gids
 	_dp_probe
-	mroce_log "topology (init_net, $_type): $DP_DEV_A/$DP_IF_A $DP_IP_A <-> $DP_DEV_B/$DP_IF_B $DP_IP_B, MTU $_mtu, GID index $DP_GID_A/$DP_GID_B"
+	mroce_log "topology (init_net, $_type): $DP_DEV_A/$DP_IF_A $DP_IP_A <-> $DP_DEV_B/$DP_IF_B $DP_IP_B, GID index $DP_GID_A/$DP_GID_B"
+}
+
+dp_initnet_devs_del() {
+	rdma link delete "$DP_DEV_A" 2>/dev/null
+	rdma link delete "$DP_DEV_B" 2>/dev/null
+	mroce_wait_for 20 sh -c "[ ! -e /sys/class/infiniband/$DP_DEV_A ] &&
+		[ ! -e /sys/class/infiniband/$DP_DEV_B ]"
 }
 
 # dp_netem [NETEM OPTIONS..]: impair both veth ends ("" removes netem).
@@ -205,8 +223,10 @@ dp_perftest() {
 		_val=$DP_BW
 		;;
 	*_lat)
-		# "#bytes #iter min max typical avg ...": the typical.
-		DP_LAT=$(awk '$1 ~ /^[0-9]+$/ && NF >= 6 { v = $5 } END { print v }' "$_clog")
+		# "#bytes #iter min max typical avg ...": the typical; with -D,
+		# "#bytes #iter t_avg tps": the average.
+		DP_LAT=$(awk '$1 ~ /^[0-9]+$/ && NF >= 6 { v = $5 }
+			$1 ~ /^[0-9]+$/ && NF == 4 { v = $3 } END { print v }' "$_clog")
 		_val=$DP_LAT
 		;;
 	esac

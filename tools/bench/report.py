@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Table and plot of tools/bench/run.sh measurements.
+
+Input: CSV rows driver,loss_pct,test,value,unit,status.  The table has one
+row per (test, loss): MetaRoCE, rxe, TCP, and the ratios metaroce/rxe,
+metaroce/TCP (bandwidth tests) and lossy/lossless (MetaRoCE's value at this
+loss over its value at 0 %).  For latency lower is better, so a
+metaroce/rxe ratio below 1 favours MetaRoCE there.
+"""
+import argparse
+import csv
+import sys
+
+
+def load(path):
+    data = {}
+    for r in csv.DictReader(open(path)):
+        if r["status"] != "ok" or not r["value"]:
+            continue
+        data[(r["driver"], r["loss_pct"], r["test"])] = float(r["value"])
+    return data
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return "-"
+    return f"{a / b:.2f}"
+
+
+def fmt(v):
+    return "fail" if v is None else f"{v:.2f}"
+
+
+def table(data, losses):
+    tcp = {l: data.get(("tcp", l, "iperf3")) for l in losses}
+    lines = []
+    hdr = (f"{'test':<13} {'loss %':>6} {'metaroce':>10} {'rxe':>10} {'tcp':>10}"
+           f" {'mr/rxe':>7} {'mr/tcp':>7} {'lossy/0%':>8}")
+    lines.append(hdr)
+    lines.append("-" * len(hdr))
+    for test, unit in (("ib_write_bw", "MB/s"), ("ib_send_bw", "MB/s"),
+                       ("ib_write_lat", "usec")):
+        base = data.get(("metaroce", losses[0], test))
+        for l in losses:
+            mr = data.get(("metaroce", l, test))
+            rx = data.get(("rxe", l, test))
+            t = tcp[l] if unit == "MB/s" else None
+            lines.append(
+                f"{test:<13} {l:>6} {fmt(mr):>10} {fmt(rx):>10}"
+                f" {(fmt(t) if unit == 'MB/s' else '-'):>10}"
+                f" {ratio(mr, rx):>7} {(ratio(mr, t) if unit == 'MB/s' else '-'):>7}"
+                f" {ratio(mr, base):>8}")
+        lines.append("")
+    lines.append("bandwidth in MB/s (perftest average, iperf3 received), "
+                 "latency in usec (ib_write_lat average)")
+    return "\n".join(lines)
+
+
+def plot(data, losses, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    x = list(range(len(losses)))
+    for ax, test, unit in zip(axes, ("ib_write_bw", "ib_send_bw", "ib_write_lat"),
+                              ("MB/s", "MB/s", "usec")):
+        for drv, style in (("metaroce", "o-"), ("rxe", "s--")):
+            ys = [data.get((drv, l, test)) for l in losses]
+            ax.plot([i for i, y in zip(x, ys) if y], [y for y in ys if y],
+                    style, label=drv)
+        if unit == "MB/s":
+            ys = [data.get(("tcp", l, "iperf3")) for l in losses]
+            ax.plot([i for i, y in zip(x, ys) if y], [y for y in ys if y],
+                    "^:", label="TCP (iperf3)")
+        ax.set_xticks(x)
+        ax.set_xticklabels([f"{l}%" for l in losses])
+        ax.set_xlabel("netem loss, both directions")
+        ax.set_ylabel(unit)
+        ax.set_yscale("log")
+        ax.set_title(test)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.suptitle("MetaRoCE vs rdma_rxe on the same lossy veth path (QEMU TCG guest)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("csv")
+    ap.add_argument("--table")
+    ap.add_argument("--plot")
+    a = ap.parse_args()
+    data = load(a.csv)
+    losses = []
+    for r in csv.DictReader(open(a.csv)):
+        if r["loss_pct"] not in ("-", "") and r["loss_pct"] not in losses:
+            losses.append(r["loss_pct"])
+    if not losses:
+        print("report: no measurements", file=sys.stderr)
+        return 1
+    t = table(data, losses)
+    print(t)
+    if a.table:
+        open(a.table, "w").write(t + "\n")
+    if a.plot:
+        plot(data, losses, a.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

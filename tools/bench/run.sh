@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The VM benchmark (make bench): in one boot of the test VM, ib_write_bw,
+# ib_send_bw and ib_write_lat over MetaRoCE and over rdma_rxe on the same
+# veth path with netem loss 0, 0.1 %, 1 % and 10 %, plus iperf3 TCP on that
+# path as the reference.  Prints a table with ratios and writes
+#   results/bench/<stamp>/bench.csv   every measurement
+#   results/bench/<stamp>/bench.txt   the table
+#   results/bench/<stamp>/bench.png   the plot
+# (and results/bench/latest -> <stamp>).
+#
+#   tools/bench/run.sh [--seconds S] [--losses "0 0.1 1 10"]
+#                      [--drivers "rxe metaroce"] [--size BYTES]
+#
+# perftest measures only the middle of a -D run, so compared figures use
+# -D 8 or more (the default).  Expect about 10 minutes.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+seconds=8
+losses="0 0.1 1 10"
+drivers="rxe metaroce"
+size=65536
+while [ $# -gt 0 ]; do
+	case $1 in
+	--seconds) seconds=$2; shift 2 ;;
+	--losses) losses=$2; shift 2 ;;
+	--drivers) drivers=$2; shift 2 ;;
+	--size) size=$2; shift 2 ;;
+	-h | --help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+[ "$seconds" -ge 8 ] || echo "run.sh: -D $seconds < 8: figures are not comparable" >&2
+
+cd "$top"
+build=${BUILD:-$top/build}
+vm=$build/tools/vm/metaroce-vm
+if [ ! -x "$vm" ]; then
+	{ [ -f "$build/CMakeCache.txt" ] || cmake -S "$top" -B "$build" >/dev/null; } &&
+		cmake --build "$build" -j2 --target metaroce-vm >/dev/null
+fi
+[ -f metaroce.ko ] || make -s module
+[ -f rdma-core-provider/libmetaroce-rdmav34.so ] || make -s provider
+
+stamp=$(date +%Y%m%d-%H%M%S)
+out=$top/results/bench/$stamp
+mkdir -p "$out"
+echo "bench: $drivers, loss $losses %, -D $seconds, $size-byte messages; output in $out"
+
+rc=0
+"$vm" --timeout 60m --out "$out/vm" -- sh -c \
+	"BENCH_CSV=\$METAROCE_OUT/bench.csv BENCH_SECONDS=$seconds \
+	 BENCH_LOSSES='$losses' BENCH_DRIVERS='$drivers' BENCH_SIZE=$size \
+	 tools/bench/vm_bench.sh" || rc=$?
+if [ ! -s "$out/vm/bench.csv" ]; then
+	echo "bench: the VM produced no measurements (exit $rc); see $out/vm" >&2
+	exit 1
+fi
+cp "$out/vm/bench.csv" "$out/bench.csv"
+"${PYTHON:-/usr/bin/python3}" tools/bench/report.py "$out/bench.csv" --table "$out/bench.txt" \
+	--plot "$out/bench.png"
+ln -sfn "$stamp" "$top/results/bench/latest"
+echo "bench: $out/bench.csv, $out/bench.txt, $out/bench.png"
+exit "$rc"

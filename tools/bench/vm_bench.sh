@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Guest half of tools/bench/run.sh (runs inside metaroce-vm): the same
+# impaired veth path, one driver at a time, then TCP.
+#
+#   init_net:  dev A 10.94.0.1 on veth a  <== netem loss L, both ends ==>  veth b 10.94.0.2 dev B
+#
+# rdma_rxe works only in init_net in 6.1, so both drivers run there (policy
+# routing forces A->B traffic out of the veth: selftests/verbs/datapath_lib.sh).
+# For each driver (rxe, metaroce) and loss (0, 0.1%, 1%, 10%): ib_write_bw
+# and ib_send_bw (64 KiB, -D), ib_write_lat (64 B, -D); then iperf3 TCP over
+# the same path.  Rows go to $BENCH_CSV as they are measured:
+#   driver,loss_pct,test,value,unit,status
+. "$METAROCE_ROOT/selftests/verbs/datapath_lib.sh"
+
+csv=${BENCH_CSV:?}
+secs=${BENCH_SECONDS:-8}
+losses=${BENCH_LOSSES:-0 0.1 1 10}
+drivers=${BENCH_DRIVERS:-rxe metaroce}
+size=${BENCH_SIZE:-65536}
+echo "driver,loss_pct,test,value,unit,status" >"$csv"
+
+ksft_require_root
+ksft_require_cmd ip tc rdma ib_write_bw ib_send_bw ib_write_lat iperf3
+mroce_use_provider || ksft_fail "provider not built"
+ksft_require_module veth sch_netem
+dp_initnet_net 9000
+DP_PERFTEST_TIMEOUT=$((secs * 6 + 60))
+
+set_loss() {
+	if [ "$1" = 0 ]; then
+		dp_netem
+	else
+		dp_netem loss "$1%"
+	fi
+}
+
+row() {
+	echo "$1,$2,$3,$4,$5,$6" >>"$csv"
+	mroce_log "$1 loss $2%: $3 = ${4:-n/a} $5 ($6)"
+}
+
+for drv in $drivers; do
+	# A driver that cannot run here (module missing, no datapath) is
+	# recorded as such; the other one still runs.
+	if ! (dp_initnet_devs "$drv" >"$DP_OUT/devs-$drv.log" 2>&1 &&
+		dp_initnet_devs_del); then
+		cat "$DP_OUT/devs-$drv.log"
+		row "$drv" - setup "" "" unavailable
+		dp_initnet_devs_del
+		continue
+	fi
+	dp_initnet_devs "$drv"
+	for loss in $losses; do
+		set_loss "$loss"
+		for t in ib_write_bw ib_send_bw; do
+			if dp_perftest "bench_${drv}_${loss}_$t" "$t" -s "$size" \
+				-q 1 -D "$secs"; then
+				row "$drv" "$loss" "$t" "$DP_BW" MB/s ok
+			else
+				row "$drv" "$loss" "$t" "" MB/s failed
+			fi
+		done
+		if dp_perftest "bench_${drv}_${loss}_lat" ib_write_lat -s 64 \
+			-D "$secs"; then
+			# -D runs report the average in the "typical" column's place.
+			row "$drv" "$loss" ib_write_lat "$DP_LAT" usec ok
+		else
+			row "$drv" "$loss" ib_write_lat "" usec failed
+		fi
+	done
+	dp_counters "$DP_DEV_A"
+	dp_netem
+	dp_initnet_devs_del
+done
+
+# TCP reference over the same path (policy routing applies to it too).
+pidfile=$DP_OUT/iperf3.pid
+iperf3 -s -B "$DP_IP_B" -p 5299 -D -I "$pidfile" \
+	--logfile "$DP_OUT/iperf3-server.log" || ksft_fail "iperf3 server"
+mroce_defer 'kill "$(cat '"$pidfile"')"'
+mroce_wait_for 10 sh -c "ss -ltnH | grep -q ':5299 '"
+for loss in $losses; do
+	set_loss "$loss"
+	if out=$(timeout $((secs + 30)) iperf3 -c "$DP_IP_B" -B "$DP_IP_A" \
+		-p 5299 -t "$secs" -J 2>&1); then
+		bps=$(printf '%s' "$out" | python3 -c \
+			'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"])' \
+			2>/dev/null)
+		mbs=$(awk -v b="${bps:-0}" 'BEGIN { printf "%.2f", b / 8 / 1e6 }')
+		row tcp "$loss" iperf3 "$mbs" MB/s ok
+	else
+		row tcp "$loss" iperf3 "" MB/s failed
+	fi
+done
+dp_netem
+exit 0
