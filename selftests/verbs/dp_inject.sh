@@ -30,23 +30,27 @@ dp_b ip route add 10.95.0.0/24 via "$DP_IP_A"
 ip netns exec "$nsC" ping -c 1 -W 5 "$DP_IP_B" >/dev/null ||
 	ksft_fail "C cannot reach B"
 
-# Sum of B's counters that count dropped or rejected input.
-rejects() {
-	for _d in "/sys/class/infiniband/$DP_DEV_B/ports/1/hw_counters" \
-		"/sys/class/infiniband/$DP_DEV_B/hw_counters"; do
-		[ -d "$_d" ] || continue
-		for _f in "$_d"/*; do
-			case ${_f##*/} in
-			*rej* | *drop* | *bad* | *inval* | *unknown* | *malformed* | \
-				*short* | *version* | *flags* | *reserved* | *no_conn* | \
-				*no_datapath*) cat "$_f" ;;
-			esac
-		done
-	done | awk '{ s += $1 } END { print s + 0 }'
+# counter_sum NAME..: sum of B's hw counters of these names.
+counter_sum() {
+	_s=0
+	for _c in "$@"; do
+		_s=$((_s + $(dp_counter "$DP_DEV_B" "$_c")))
+	done
+	echo "$_s"
+}
+# The decoder's rejections by reason, and well-formed packets for unknown
+# connections.
+wire_rejects() {
+	counter_sum rx_drop_short rx_drop_version rx_drop_opcode \
+		rx_drop_reserved rx_drop_flags rx_drop_length rx_drop_field
+}
+unknown_conns() {
+	counter_sum rx_unknown_conn
 }
 
 # 1. Injection alone: every datagram counted.
-before=$(rejects)
+before=$(wire_rejects)
+ubefore=$(unknown_conns)
 ip netns exec "$nsC" "$inject" --dst "$DP_IP_B" --count 3000 --rate 1000 \
 	--seed "$$" >"$DP_OUT/inject1.log" 2>&1 || {
 	cat "$DP_OUT/inject1.log"
@@ -56,11 +60,14 @@ grep '^#' "$DP_OUT/inject1.log"
 read -r rejected unknown sent <<<"$(sed -n 's/^rejected=\([0-9]*\) unknown_conn=\([0-9]*\) sent=\([0-9]*\)$/\1 \2 \3/p' "$DP_OUT/inject1.log")"
 [ -n "$sent" ] || ksft_fail "no summary from mroce-inject"
 sleep 1
-after=$(rejects)
-mroce_log "injected $sent ($rejected malformed, $unknown for unknown connections); B's rejection counters grew by $((after - before))"
-# Malformed ones must all be counted (a little slack for socket drops).
-ksft_check "malformed datagrams counted by $DP_DEV_B" \
+after=$(wire_rejects)
+uafter=$(unknown_conns)
+mroce_log "injected $sent: $rejected malformed (rx_drop_* grew by $((after - before))), $unknown for unknown connections (rx_unknown_conn grew by $((uafter - ubefore)))"
+# Each must be counted (a little slack for datagrams the socket dropped).
+ksft_check "malformed datagrams counted in rx_drop_*" \
 	[ $((after - before)) -ge $((rejected * 95 / 100)) ]
+ksft_check "datagrams for unknown connections counted in rx_unknown_conn" \
+	[ $((uafter - ubefore)) -ge $((unknown * 95 / 100)) ]
 dp_counters "$DP_DEV_B"
 if [ -d /sys/kernel/debug/metaroce ]; then
 	grep -rs . /sys/kernel/debug/metaroce/ 2>/dev/null | grep -i "rej\|drop" |
