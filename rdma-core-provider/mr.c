@@ -13,6 +13,12 @@ struct ibv_mr *mroce_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	struct verbs_mr *vmr;
 	int ret;
 
+	/*
+	 * Optional access flags (relaxed ordering, which perftest asks for)
+	 * are hints a device may ignore; a software device has nothing to
+	 * relax, so they never reach the kernel.
+	 */
+	access &= ~IBV_ACCESS_OPTIONAL_RANGE;
 	vmr = calloc(1, sizeof(*vmr));
 	if (!vmr)
 		return NULL;
