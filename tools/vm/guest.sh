@@ -29,17 +29,20 @@ ulimit -l unlimited
 # shellcheck disable=SC3045
 ulimit -c 0
 
-# Heartbeat: the runner calls the guest hung when these stop.
+# Heartbeat: the runner calls the guest hung when these stop.  The port is
+# open once, on fd 4, shared with the "shell" notice below (a virtio port
+# takes one open at a time).
+exec 4>"$ctl"
 (
 	trap - INT TERM
 	while echo hb; do sleep 5; done
-) >"$ctl" 2>/dev/null &
+) >&4 2>/dev/null &
 hb=$!
 
 . "$METAROCE_OUT/.vm/argv"
 cd "$cwd" 2>/dev/null || cd "$METAROCE_ROOT" || cd /
 
-"$@" </dev/null >"$out" 2>&1
+"$@" </dev/null >"$out" 2>&1 4>&-
 status=$?
 echo "$status" >"$METAROCE_OUT/status.tmp" &&
 	mv "$METAROCE_OUT/status.tmp" "$METAROCE_OUT/status"
@@ -48,7 +51,8 @@ if [ "$keep" = 1 ]; then
 	# A virtio port can be open only once at a time: one read-write open.
 	exec 3<>"$out"
 	echo "metaroce-vm: command exited with status $status; shell kept (exit to power off)" >&3
-	PS1='metaroce-vm# ' sh -i <&3 >&3 2>&3
+	echo shell >&4
+	PS1='metaroce-vm# ' sh -i <&3 >&3 2>&3 4>&-
 	exec 3>&-
 fi
 

@@ -205,8 +205,7 @@ VmResult run_vm(const QemuSpec &spec, const MonitorConfig &cfg) {
   auto start = Clock::now();
   Child qemu = spawn_child(qemu_argv(spec), cfg.lock_fd);
   fds[kQemuErr] = qemu.stderr_fd;
-  if (cfg.forward_stdin)
-    fds[kStdin] = STDIN_FILENO;
+  std::string ctl_line; // partial line from mroce.ctl
 
   bool alive = true, heartbeat = false;
   Clock::time_point last_hb = start, panic_at{}, exited_at{};
@@ -329,10 +328,20 @@ VmResult run_vm(const QemuSpec &spec, const MonitorConfig &cfg) {
           stdout_ok = false; // reader went away; keep logging
         break;
       case kCtl:
+        // Any line is a sign of life.  "shell" means the --keep shell reads
+        // the port now: only then is stdin forwarded (what the guest port
+        // receives while nobody reads it is thrown away).
         if (!heartbeat)
           res.boot_s = seconds_since(start);
         heartbeat = true;
         last_hb = Clock::now();
+        ctl_line.append(buf, len);
+        for (size_t nl; (nl = ctl_line.find('\n')) != std::string::npos;) {
+          if (ctl_line.compare(0, nl, "shell") == 0 && cfg.forward_stdin &&
+              alive)
+            fds[kStdin] = STDIN_FILENO;
+          ctl_line.erase(0, nl + 1);
+        }
         break;
       case kQemuErr:
         res.qemu_stderr.append(buf, len);
