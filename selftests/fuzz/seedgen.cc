@@ -2,7 +2,8 @@
 // fuzz_seedgen OUTDIR: writes the seed corpus of the fuzz targets into
 // OUTDIR/<target>/ (selftests/fuzz/corpus/ is its committed output):
 //
-//  fuzz_wire     the golden packets of the wire unit test, plus one packet
+//  fuzz_wire     the golden packets of the wire unit test, the worked
+//                examples of Documentation/protocol.md, and one packet
 //                of every kind a two-endpoint harness run puts on the wire;
 //  fuzz_conn_rx  record programs (format: fuzz_conn_rx.cc) that exercise
 //                each feature, and the packets endpoint 0 sent in a harness
@@ -470,6 +471,46 @@ void conn_rx_programs() {
 
 // ---- fuzz_wire ----
 
+// The worked examples of Documentation/protocol.md section 14, each code
+// block one packet.  Every one must decode: a spec example the decoder
+// refuses is a bug in one of them.  A data example whose payload the text
+// only describes ("4096 bytes of payload follow") gets that payload.
+void spec_seeds() {
+  std::ifstream f(std::string(MROCE_SOURCE_DIR) + "/Documentation/protocol.md");
+  std::string line, block;
+  bool in_section = false, in_block = false;
+  int n = 0;
+  while (std::getline(f, line)) {
+    if (line.rfind("## ", 0) == 0) in_section = line.rfind("## 14.", 0) == 0;
+    if (!in_section) continue;
+    if (line.rfind("```", 0) == 0) {
+      if (in_block) {
+        Bytes b = hex(block.c_str());
+        mroce_pkt d;
+        mroce_wire_err err =
+            mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), &d);
+        if (err == MROCE_WIRE_LENGTH) {
+          b.resize(b.size() + 4096);
+          err =
+              mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), &d);
+        }
+        if (err != MROCE_WIRE_OK)
+          throw std::runtime_error(
+              "protocol.md example " + std::to_string(n + 1) +
+              " does not decode: " + mroce_wire_err_names[err]);
+        char name[32];
+        std::snprintf(name, sizeof(name), "spec-%d-op%02x", ++n, d.hdr.opcode);
+        write_seed("fuzz_wire", name, b);
+      }
+      in_block = !in_block;
+      block.clear();
+      continue;
+    }
+    if (in_block) block += line + " ";
+  }
+  if (!n) throw std::runtime_error("no worked examples found in protocol.md");
+}
+
 void wire_seeds() {
   const char *t = "fuzz_wire";
   // golden packets: Documentation/protocol.md's worked examples
@@ -486,6 +527,7 @@ void wire_seeds() {
                  "00 00 00 00 00 00 00 00"
                  "00 00 00 00 c0 ff ee 01 00 00 00 00 00 00 00 00"
                  "00 04 00 00 00 00 40 00"));
+  spec_seeds();
   // one packet per (opcode, flags, blocks) seen in a lossy harness run;
   // data payloads cut to 64 bytes (the decoder does not care)
   Capture cap = run_harness(0.2);
