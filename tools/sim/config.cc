@@ -286,6 +286,30 @@ const std::vector<Option> &options() {
          c.link_losses.push_back(l);
          return "";
        })},
+      // --- MetaRoCE (the protocol core's knobs; 0 keeps the core default) ---
+      {"metaroce_rto_min", "path RTO floor (core default 1ms)", with([](Config &c, const std::string &v) -> std::string {
+         return parse_time(v, c.metaroce.rto_min) ? "" : bad("a time");
+       })},
+      {"metaroce_rto_init", "path RTO before the first RTT sample (core default 4ms)",
+       with([](Config &c, const std::string &v) -> std::string {
+         return parse_time(v, c.metaroce.rto_init) ? "" : bad("a time");
+       })},
+      {"metaroce_tlp_min", "tail-loss probe floor (core default 200us)",
+       with([](Config &c, const std::string &v) -> std::string {
+         return parse_time(v, c.metaroce.tlp_min) ? "" : bad("a time");
+       })},
+      {"metaroce_ack_delay", "delayed-ACK limit (core default 20us)",
+       with([](Config &c, const std::string &v) -> std::string {
+         return parse_time(v, c.metaroce.ack_delay) ? "" : bad("a time");
+       })},
+      {"metaroce_dupthresh", "psn distance that proves a loss (core default 3)",
+       with([](Config &c, const std::string &v) -> std::string {
+         return parse_u32(v, c.metaroce.dupthresh) ? "" : bad("a non-negative integer");
+       })},
+      {"metaroce_share_epoch", "receiver fair-share epoch; 0 = no rate hints",
+       with([](Config &c, const std::string &v) -> std::string {
+         return parse_time(v, c.metaroce.share_epoch) ? "" : bad("a time");
+       })},
       // --- RoCEv2 baseline ---
       {"rocev2_rto", "initial retransmission timeout (doubles up to rocev2_rto_max)", with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.rocev2.rto) ? "" : bad("a time");
@@ -517,7 +541,15 @@ std::string validate(Config &c) {
     return "dcqcn_ai and dcqcn_hai must be in [0, 1]";
   if (c.transport != "rocev2" && c.transport != "metaroce")
     return "unknown transport \"" + c.transport + "\" (metaroce or rocev2)";
+  if (c.transport == "metaroce") {
+    if (c.paths > MROCE_MAX_PATHS)
+      return "metaroce: paths must be at most " + std::to_string(MROCE_MAX_PATHS);
+    if (c.mtu < 256 || c.mtu > 4096)
+      return "metaroce: mtu must be in [256, 4096] (the QP path MTU)";
+  }
   c.rocev2.mtu = c.mtu;
+  c.metaroce.mtu = c.mtu;
+  c.metaroce.paths = c.paths;
   return "";
 }
 

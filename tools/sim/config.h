@@ -3,6 +3,7 @@
 // so both accept the same names.  See Documentation/simulator.md.
 #pragma once
 
+#include "metaroce_adapter.h"
 #include "network.h"
 #include "rocev2.h"
 #include "topology.h"
@@ -40,6 +41,7 @@ struct Config {
   TopologyParams topo; // topo.hosts and topo.planes are --hosts / --planes
   FabricParams fabric; // fabric.seed is --seed
   RoceV2Params rocev2;
+  MetaRoceParams metaroce; // metaroce.paths and .mtu are --paths / --mtu
   std::vector<LinkEvent> link_events;
   std::vector<LinkLoss> link_losses;
 

@@ -43,6 +43,19 @@ void HostEnv::tx_ready(uint32_t port) {
   net_->host_kick(global_port(port));
 }
 
+uint8_t *HostEnv::attach_header(Packet &pkt, uint32_t len) {
+  if (len > kMaxAttachedHeader)
+    contract_violation("attached header too long");
+  if (pkt.attachment == kNoAttachment)
+    pkt.attachment = net_->attachments_.alloc();
+  pkt.attachment_len = len;
+  return net_->attachments_.data(pkt.attachment);
+}
+
+const uint8_t *HostEnv::attached_header(const Packet &pkt) {
+  return pkt.attachment == kNoAttachment ? nullptr : net_->attachments_.data(pkt.attachment);
+}
+
 void HostEnv::placed(uint64_t msg, uint64_t offset, uint64_t len) {
   if (net_->app_)
     net_->app_->placed(host_, msg, offset, len);
@@ -83,10 +96,12 @@ void Network::host_poll(uint32_t port) {
   p.ecn = kNotEct;
   p.tclass = kClassData;
   p.header_len = 0;
+  p.attachment = kNoAttachment;
+  p.attachment_len = 0;
   const bool data_allowed = !pt.paused;
   const TxResult r = t->poll_tx(pt.index, data_allowed, p);
   if (r.status != TxStatus::kPacket) {
-    pool_.release(idx);
+    release(idx);
     if (r.status == TxStatus::kWait) {
       const Time at = std::max(r.wait_until, now_ + 1);
       if (at < pt.poll_at) {
@@ -125,7 +140,7 @@ void Network::host_receive(uint32_t port, uint32_t pkt) {
   counters_.payload_bytes_received += p.payload_bytes;
   if (Transport *t = transports_[host])
     t->on_packet(pt.index, p);
-  pool_.release(pkt);
+  release(pkt);
 }
 
 } // namespace mroce::sim

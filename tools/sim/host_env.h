@@ -23,6 +23,8 @@ public:
   void delivered(uint64_t msg) override;
   void send_complete(uint64_t msg) override;
   TransportCounters &stats() override { return net_->tcounters_; }
+  uint8_t *attach_header(Packet &pkt, uint32_t len) override;
+  const uint8_t *attached_header(const Packet &pkt) override;
 
 private:
   uint32_t global_port(uint32_t port) const;

@@ -56,7 +56,11 @@ struct TransportCounters {
   uint64_t rate_decreases = 0;
   uint64_t out_of_sequence_dropped = 0; // receiver discarded (go-back-N)
   uint64_t duplicates_received = 0;
-  uint64_t failed_qps = 0; // retry count exhausted
+  uint64_t failed_qps = 0; // retry count exhausted / stream in error
+  uint64_t failed_connections = 0; // MetaRoCE: peer declared unreachable
+  uint64_t tail_loss_probes = 0; // MetaRoCE
+  uint64_t paths_replaced = 0; // MetaRoCE: a path moved to a new source port
+  uint64_t spurious_retransmissions = 0; // MetaRoCE: declared lost, then acked
   uint64_t rejected_packets = 0; // malformed or unknown connection
 };
 

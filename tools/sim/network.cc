@@ -249,6 +249,15 @@ void Network::drop(uint32_t pkt, DropReason why) {
     ++counters_.data_packets_dropped;
     counters_.payload_bytes_dropped += p.payload_bytes;
   }
+  release(pkt);
+}
+
+void Network::release(uint32_t pkt) {
+  Packet &p = pool_[pkt];
+  if (p.attachment != kNoAttachment) {
+    attachments_.release(p.attachment);
+    p.attachment = kNoAttachment;
+  }
   pool_.release(pkt);
 }
 

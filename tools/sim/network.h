@@ -187,6 +187,7 @@ private:
   void transmit(uint32_t port, uint32_t pkt, Time min_duration);
   void on_arrive(uint32_t port, uint32_t pkt);
   void drop(uint32_t pkt, DropReason why);
+  void release(uint32_t pkt); // back to the pool, with its attachment
   void set_link_state(uint32_t link, bool up);
   void flush_port(uint32_t port);
 
@@ -217,6 +218,7 @@ private:
 
   EventQueue queue_;
   PacketPool pool_;
+  AttachmentStore attachments_;
   Time now_ = 0;
   uint64_t events_ = 0;
   uint64_t next_serial_ = 0;

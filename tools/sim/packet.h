@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace mroce::sim {
@@ -37,6 +38,9 @@ constexpr uint32_t address_host(uint32_t ip) { return ip & 0xffffu; }
 inline constexpr uint32_t kMaxHosts = 0xffff;
 
 inline constexpr size_t kMaxHeader = 128;
+// Longer headers (e.g. ACKs with many SACK blocks) are attached out of line.
+inline constexpr uint32_t kMaxAttachedHeader = 9216;
+inline constexpr uint32_t kNoAttachment = 0xffffffffu;
 
 struct Packet {
   FiveTuple tuple;
@@ -51,6 +55,8 @@ struct Packet {
   uint32_t ingress_port = 0; // switch scratch: where it entered (PFC accounting)
   uint32_t link_epoch = 0; // channel epoch when put on the wire
   uint64_t serial = 0; // unique id, for tracing
+  uint32_t attachment = kNoAttachment; // AttachmentStore slot, if any
+  uint32_t attachment_len = 0;
   uint8_t header[kMaxHeader];
 
   template <typename T> void set_header(const T &h) {
@@ -87,6 +93,28 @@ public:
 
 private:
   std::vector<Packet> slots_;
+  std::vector<uint32_t> free_;
+};
+
+// Out-of-line header bytes for packets in flight: fixed-size slots with
+// stable addresses, recycled when the fabric is done with the packet.
+class AttachmentStore {
+public:
+  uint32_t alloc() {
+    if (free_.empty()) {
+      slots_.push_back(std::make_unique<uint8_t[]>(kMaxAttachedHeader));
+      return static_cast<uint32_t>(slots_.size() - 1);
+    }
+    const uint32_t idx = free_.back();
+    free_.pop_back();
+    return idx;
+  }
+  void release(uint32_t idx) { free_.push_back(idx); }
+  uint8_t *data(uint32_t idx) { return slots_[idx].get(); }
+  size_t in_use() const { return slots_.size() - free_.size(); }
+
+private:
+  std::vector<std::unique_ptr<uint8_t[]>> slots_;
   std::vector<uint32_t> free_;
 };
 

@@ -53,7 +53,7 @@ std::string Simulation::setup() {
     return err;
   TransportOptions to;
   to.rocev2 = cfg_.rocev2;
-  to.paths = cfg_.paths;
+  to.metaroce = cfg_.metaroce;
   transports_ = make_transports(cfg_.transport, to, net_, err);
   if (!transports_)
     return err;
@@ -112,6 +112,8 @@ SimResult Simulation::run() {
   r.msgs = msgs_.stats();
   r.fabric = net_.counters();
   r.transport_stats = net_.transport_counters();
+  for (uint32_t h = 0; h < net_.num_hosts(); ++h)
+    transports_->at(h).report(r.transport_stats);
   r.events = net_.events();
   r.packets_in_flight_at_end = net_.packets_in_flight();
   const double secs = to_seconds(r.completion_time);
@@ -173,6 +175,9 @@ std::string result_json(const SimResult &r) {
   j.field("out_of_sequence_dropped", t.out_of_sequence_dropped);
   j.field("duplicates_received", t.duplicates_received);
   j.field("failed_qps", t.failed_qps).field("rejected", t.rejected_packets);
+  j.field("failed_connections", t.failed_connections);
+  j.field("tail_loss_probes", t.tail_loss_probes).field("paths_replaced", t.paths_replaced);
+  j.field("spurious_retransmissions", t.spurious_retransmissions);
   j.end_object();
   j.field("end_time_s", to_seconds(r.end_time));
   j.end_object();

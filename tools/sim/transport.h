@@ -67,6 +67,12 @@ public:
   virtual void send_complete(uint64_t msg) = 0;
 
   virtual TransportCounters &stats() = 0;
+
+  // Header bytes that do not fit Packet::header: storage for `len` (up to
+  // kMaxAttachedHeader) bytes that travels with `pkt` and is freed with it.
+  virtual uint8_t *attach_header(Packet &pkt, uint32_t len) = 0;
+  // The attached bytes of a received packet, or nullptr.
+  virtual const uint8_t *attached_header(const Packet &pkt) = 0;
 };
 
 class Transport {
@@ -82,6 +88,8 @@ public:
   // header).  With data_allowed false (PFC pause) only control packets may
   // be returned.
   virtual TxResult poll_tx(uint32_t port, bool data_allowed, Packet &out) = 0;
+  // End of run: add counters the transport keeps itself.
+  virtual void report(TransportCounters &) const {}
 };
 
 } // namespace mroce::sim

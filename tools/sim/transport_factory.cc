@@ -1,5 +1,6 @@
 #include "transport_factory.h"
 
+#include <string>
 #include <vector>
 
 namespace mroce::sim {
@@ -21,6 +22,21 @@ private:
   std::vector<std::unique_ptr<RoceV2Transport>> owned_;
 };
 
+class MetaRoceSet final : public TransportSet {
+public:
+  MetaRoceSet(const MetaRoceParams &p, Network &net) {
+    for (uint32_t h = 0; h < net.num_hosts(); ++h)
+      owned_.push_back(std::make_unique<MetaRoceTransport>(net.env(h), p, &dir_));
+    for (auto &t : owned_)
+      dir_.hosts.push_back(t.get());
+  }
+  Transport &at(uint32_t host) override { return *owned_[host]; }
+
+private:
+  MetaRoceDirectory dir_;
+  std::vector<std::unique_ptr<MetaRoceTransport>> owned_;
+};
+
 } // namespace
 
 std::unique_ptr<TransportSet> make_transports(const std::string &kind, const TransportOptions &opts,
@@ -29,13 +45,11 @@ std::unique_ptr<TransportSet> make_transports(const std::string &kind, const Tra
   if (kind == "rocev2") {
     set = std::make_unique<RoceV2Set>(opts.rocev2, net);
   } else if (kind == "metaroce") {
-    // The MetaRoCE slot: an adapter that drives the protocol core in
-    // kernel/core/ (the very code built into metaroce.ko) through the
-    // Transport interface belongs here.  Until it exists, say so: never
-    // fall back to another transport.
-    err = "transport metaroce is not available yet: the simulator adapter for the "
-          "protocol core (kernel/core) has not been written";
-    return nullptr;
+    if (opts.metaroce.paths == 0 || opts.metaroce.paths > MROCE_MAX_PATHS) {
+      err = "metaroce: paths must be in [1, " + std::to_string(MROCE_MAX_PATHS) + "]";
+      return nullptr;
+    }
+    set = std::make_unique<MetaRoceSet>(opts.metaroce, net);
   } else {
     err = "unknown transport \"" + kind + "\" (metaroce or rocev2)";
     return nullptr;

@@ -1,6 +1,7 @@
 // Builds one transport per host for a named transport.
 #pragma once
 
+#include "metaroce_adapter.h"
 #include "network.h"
 #include "rocev2.h"
 #include "transport.h"
@@ -12,7 +13,7 @@ namespace mroce::sim {
 
 struct TransportOptions {
   RoceV2Params rocev2;
-  uint32_t paths = 1; // MetaRoCE: paths per connection
+  MetaRoceParams metaroce;
 };
 
 // Owns the transports of every host of one network.

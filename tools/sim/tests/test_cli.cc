@@ -72,12 +72,14 @@ TEST(Cli, RejectsBadFlagsAndImpossibleScenarios) {
                "bad_line.scn:3");
 }
 
-TEST(Cli, MetaroceIsNotAvailableYetAndNeverFallsBack) {
+TEST(Cli, MetaroceRunsTheCoreAndNeverFallsBack) {
   const CliRun r = sim(kSmall + "--transport metaroce --json");
-  EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.out.find("not available yet"), std::string::npos) << r.out;
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"transport\":\"metaroce\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"completed\":true"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("rocev2"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find('{'), std::string::npos) << r.out;
+  expect_error(kSmall + "--transport metaroce --paths 65", "paths");
+  expect_error(kSmall + "--transport metaroce --mtu 9000", "mtu");
 }
 
 TEST(Cli, JsonHasTheRequiredFieldsAndIsReproducible) {

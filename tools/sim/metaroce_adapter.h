@@ -1,0 +1,127 @@
+// The MetaRoCE transport in the simulator: the protocol core of
+// kernel/core/ (the very files built into metaroce.ko), driven through the
+// Transport interface exactly as the kernel glue drives it.  Nothing of the
+// protocol is re-implemented here; this file only does what glue does:
+//
+//  * owns the memory of one struct mroce_conn per peer host (both ends are
+//    created together, out of band, as rdma_cm would exchange ids) and of
+//    one struct mroce_stream per QP, attached on both sides;
+//  * posts each message as a WRITE_IMM whose va encodes (message, offset),
+//    so placement reports say which bytes landed and the receive completion
+//    says the message is complete;
+//  * feeds received packets to mroce_conn_rx(), drains mroce_conn_poll_tx()
+//    when a NIC port is idle, arms one timer per connection at
+//    mroce_conn_next_timer(), and runs the receiver fair share
+//    (mroce_share) of each host every epoch;
+//  * picks the NIC port (plane) of a packet from its path id, skipping
+//    ports whose link is down: plane selection is the NIC's job.
+#pragma once
+
+#include "sim_time.h"
+#include "transport.h"
+
+extern "C" {
+#include "conn.h"
+#include "share.h"
+}
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace mroce::sim {
+
+struct MetaRoceParams {
+  uint32_t paths = 8; // per connection, 1..MROCE_MAX_PATHS
+  uint32_t mtu = 4096; // payload bytes per packet
+  // Overrides of the core's defaults (mroce_cfg_default); 0 keeps them.
+  Time rto_min = 0;
+  Time rto_init = 0;
+  Time tlp_min = 0;
+  Time ack_delay = 0;
+  uint32_t dupthresh = 0;
+  Time share_epoch = 100 * kUs; // receiver fair-share epoch; 0 disables hints
+};
+
+class MetaRoceTransport;
+
+// Every MetaRoCE endpoint of a simulation.  Connections and QPs are set up
+// out of band through it; it also defers calls that would re-enter the core
+// from one of its own callbacks (a completion that makes the workload post).
+struct MetaRoceDirectory {
+  std::vector<MetaRoceTransport *> hosts;
+  uint32_t depth = 0; // core calls in progress (nested through callbacks)
+  bool draining = false;
+  std::deque<MessageDesc> deferred;
+  void drain();
+};
+
+class MetaRoceTransport final : public Transport {
+public:
+  MetaRoceTransport(TransportEnv &env, const MetaRoceParams &params, MetaRoceDirectory *dir);
+  ~MetaRoceTransport() override;
+
+  const char *name() const override { return "metaroce"; }
+  void post(const MessageDesc &msg) override;
+  void on_packet(uint32_t port, const Packet &pkt) override;
+  void on_timer(uint64_t cookie) override;
+  TxResult poll_tx(uint32_t port, bool data_allowed, Packet &out) override;
+  void report(TransportCounters &c) const override;
+
+  // Introspection for tests.
+  size_t num_connections() const { return conns_.size(); }
+  const mroce_conn &connection(uint32_t i) const;
+  const mroce_share &share() const { return share_; }
+
+  // Internal, used by the core callbacks and the directory.
+  struct Conn;
+  struct Stream;
+  void do_post(const MessageDesc &msg);
+  TransportEnv &env() { return env_; }
+  void on_placed(const mroce_place *pl);
+  void on_send_done(Stream *s, uint64_t cookie, int status);
+  void on_recv_done(Stream *s, const mroce_recv_done *rd);
+  void on_stream_error();
+  void on_conn_event(int event);
+  mroce_stream *lookup(Conn *k, uint32_t id);
+  Stream *stream_by_id(uint32_t id);
+
+private:
+  struct Queued; // a packet waiting for its (other) port
+
+  uint64_t now_ns() const { return env_.now() / kNs; }
+  Conn *conn_to(uint32_t peer);
+  Conn *create_conn(uint32_t peer);
+  Stream *stream_to(uint32_t peer, uint32_t flow);
+  Stream *create_stream(uint32_t peer, uint32_t flow);
+  void flush(Stream *s);
+  // After a core call: post deferred backlog, re-arm, mark ready, kick ports.
+  void after_core(Conn *k, bool timer_ran = false);
+  void make_ready(Conn *k);
+  void arm(Conn *k, bool timer_ran = false);
+  void arm_share();
+  uint32_t plane_of(uint32_t path) const;
+  void build(Conn *k, const mroce_tx &tx, uint32_t plane, Packet &out);
+
+  TransportEnv &env_;
+  MetaRoceParams params_;
+  MetaRoceDirectory *dir_;
+  mroce_cfg cfg_{};
+  mroce_share share_{};
+  bool share_armed_ = false;
+  uint64_t share_seen_ = 0; // rx bytes of all connections at the last epoch
+  std::vector<std::unique_ptr<Conn>> conns_; // index = connection id - 1
+  std::vector<Conn *> conn_by_peer_;
+  std::vector<std::unique_ptr<Stream>> streams_; // index = stream id - 1
+  std::unordered_map<uint64_t, Stream *> stream_by_peer_flow_;
+  std::deque<Conn *> ready_; // may have packets to send
+  std::vector<Stream *> pending_flush_; // backlog to post after a core call
+  std::vector<std::deque<Queued>> port_ctrl_, port_data_;
+  std::vector<uint8_t> txbuf_, rxbuf_;
+  // Messages split into parts (over the core's message size limit).
+  std::unordered_map<uint64_t, uint32_t> parts_sent_, parts_received_;
+};
+
+} // namespace mroce::sim
