@@ -1,0 +1,175 @@
+// The MetaRoCE transport: the protocol core of kernel/core driven through
+// the simulator's transport interface, against the same fabric and
+// workloads as the RoCEv2 baseline.
+#include "simulation.h"
+
+#include <gtest/gtest.h>
+
+using namespace mroce::sim;
+
+namespace {
+
+Config cfg(const char *transport, uint32_t hosts, WorkloadKind w, uint64_t size, double loss = 0) {
+  Config c;
+  c.transport = transport;
+  c.topo.hosts = hosts;
+  c.workload = w;
+  c.size = size;
+  c.loss = loss;
+  return c;
+}
+
+SimResult run(const Config &c, std::unique_ptr<Simulation> *keep = nullptr) {
+  std::string err;
+  auto sim = Simulation::create(c, err);
+  EXPECT_NE(sim, nullptr) << err;
+  if (!sim)
+    return {};
+  SimResult r = sim->run();
+  if (keep)
+    *keep = std::move(sim);
+  return r;
+}
+
+void expect_exactly_once(const SimResult &r) {
+  EXPECT_TRUE(r.completed) << result_json(r);
+  EXPECT_EQ(r.msgs.bytes_delivered, r.bytes_expected);
+  EXPECT_EQ(r.msgs.duplicate_bytes, 0u);
+  EXPECT_EQ(r.msgs.duplicate_deliveries, 0u);
+  EXPECT_EQ(r.msgs.incomplete_deliveries, 0u);
+  EXPECT_EQ(r.msgs.bad_reports, 0u);
+  EXPECT_EQ(r.msgs.messages_delivered, r.messages_expected);
+  EXPECT_EQ(r.msgs.send_completions, r.messages_expected);
+  EXPECT_EQ(r.transport_stats.rejected_packets, 0u);
+  // Conservation through the fabric.
+  EXPECT_EQ(r.packets_in_flight_at_end, 0u);
+  EXPECT_EQ(r.fabric.packets_sent, r.fabric.packets_received + r.fabric.packets_dropped());
+  EXPECT_EQ(r.fabric.payload_bytes_sent,
+            r.fabric.payload_bytes_received + r.fabric.payload_bytes_dropped);
+  EXPECT_EQ(r.fabric.payload_bytes_sent, r.bytes_expected + r.transport_stats.bytes_retransmitted);
+}
+
+} // namespace
+
+TEST(MetaRoce, CleanRunIsCloseToLineRate) {
+  Config c = cfg("metaroce", 2, WorkloadKind::kIncast, 16ull << 20);
+  c.topo.kind = TopologyKind::kPair;
+  const SimResult r = run(c);
+  expect_exactly_once(r);
+  // 4096 payload bytes per 66 + 72 + 4096 on the wire: 96.7% at most.
+  EXPECT_GT(r.line_rate_fraction, 0.95);
+  EXPECT_EQ(r.transport_stats.bytes_retransmitted, 0u);
+}
+
+TEST(MetaRoce, RecoversEveryByteOnceUnderOnePercentLoss) {
+  for (auto w : {WorkloadKind::kAllReduce, WorkloadKind::kAllToAll, WorkloadKind::kPermutation}) {
+    SCOPED_TRACE(workload_name(w));
+    const SimResult r = run(cfg("metaroce", 8, w, 8ull << 20, 0.01));
+    expect_exactly_once(r);
+    EXPECT_GT(r.fabric.drops[kDropRandom], 0u);
+    EXPECT_GT(r.transport_stats.bytes_retransmitted, 0u);
+    // Selective repeat: what is resent is about what was lost (plus the
+    // odd tail-loss probe), not everything in flight behind it.
+    EXPECT_LT(r.transport_stats.bytes_retransmitted, 2 * r.fabric.payload_bytes_dropped + (1u << 20));
+  }
+}
+
+TEST(MetaRoce, BeatsGoBackNUnderLoss) {
+  const SimResult m = run(cfg("metaroce", 8, WorkloadKind::kAllReduce, 16ull << 20, 0.01));
+  const SimResult g = run(cfg("rocev2", 8, WorkloadKind::kAllReduce, 16ull << 20, 0.01));
+  expect_exactly_once(m);
+  ASSERT_TRUE(g.completed);
+  EXPECT_GT(m.goodput_gbps, 1.1 * g.goodput_gbps);
+  EXPECT_LT(m.transport_stats.bytes_retransmitted, g.transport_stats.bytes_retransmitted / 4);
+}
+
+TEST(MetaRoce, SameSeedSameRun) {
+  Config c = cfg("metaroce", 8, WorkloadKind::kAllToAll, 4ull << 20, 0.01);
+  c.topo.planes = 2;
+  const SimResult a = run(c), b = run(c);
+  EXPECT_EQ(result_json(a), result_json(b));
+  c.fabric.seed = 2;
+  EXPECT_NE(result_json(run(c)), result_json(a));
+}
+
+TEST(MetaRoce, OneConnectionSpraysOverEveryPath) {
+  // Two hosts on different leaves, 4 spines: RoCEv2's single QP takes one
+  // uplink, MetaRoCE's 8 paths (source ports) hash over all of them.
+  for (const char *t : {"metaroce", "rocev2"}) {
+    Config c = cfg(t, 2, WorkloadKind::kIncast, 16ull << 20);
+    c.topo.hosts_per_leaf = 1;
+    c.topo.spines = 4;
+    c.qps_per_pair = 1;
+    std::unique_ptr<Simulation> sim;
+    const SimResult r = run(c, &sim);
+    expect_exactly_once(r);
+    // h1 sends; its leaf is the second switch.  Count h1's leaf uplinks.
+    const Network &net = sim->network();
+    const uint32_t leaf1 = sim->topology().switch_nodes[1];
+    uint32_t used = 0;
+    for (uint32_t p : net.nodes()[leaf1].ports) {
+      const Port &port = net.ports()[p];
+      if (net.nodes()[net.ports()[port.peer].node].kind == NodeKind::kSwitch &&
+          port.tx_bytes > (1u << 20))
+        ++used;
+    }
+    if (std::string(t) == "metaroce") {
+      EXPECT_GE(used, 3u); // 8 source ports hashed onto 4 uplinks
+    } else {
+      EXPECT_EQ(used, 1u);
+    }
+  }
+}
+
+TEST(MetaRoce, MultiplaneUsesEveryPlane) {
+  Config one = cfg("metaroce", 8, WorkloadKind::kAllToAll, 8ull << 20);
+  Config four = one;
+  four.topo.planes = 4;
+  std::unique_ptr<Simulation> sim;
+  const SimResult a = run(one);
+  const SimResult b = run(four, &sim);
+  expect_exactly_once(a);
+  expect_exactly_once(b);
+  EXPECT_GT(b.goodput_gbps, 3 * a.goodput_gbps);
+  const Network &net = sim->network();
+  for (uint32_t p = 0; p < 4; ++p)
+    EXPECT_GT(net.ports()[net.nodes()[net.host_node(0)].ports[p]].tx_bytes, 1u << 20);
+}
+
+TEST(MetaRoce, SurvivesAPlaneFailureWhereRoceQpsDie) {
+  for (const char *t : {"metaroce", "rocev2"}) {
+    Config c = cfg(t, 8, WorkloadKind::kAllToAll, 32ull << 20);
+    c.topo.planes = 4;
+    c.link_events.push_back(LinkEvent{100 * kUs, false, "", 1});
+    const SimResult r = run(c);
+    if (std::string(t) == "metaroce") {
+      expect_exactly_once(r);
+      EXPECT_GT(r.fabric.drops[kDropLinkDown], 0u);
+    } else {
+      // RoCEv2 QPs are pinned to their plane: the ones on plane 1 fail.
+      EXPECT_FALSE(r.completed);
+      EXPECT_GT(r.transport_stats.failed_qps, 0u);
+    }
+  }
+}
+
+TEST(MetaRoce, RoutesAroundADeadLinkWithoutRerouting) {
+  // A leaf-spine link dies and the fabric never reconverges: every path
+  // hashed onto it times out and moves to a new source port.
+  Config c = cfg("metaroce", 8, WorkloadKind::kAllToAll, 16ull << 20);
+  c.topo.hosts_per_leaf = 4;
+  c.link_events.push_back(LinkEvent{50 * kUs, false, "p0.leaf0~p0.spine1", -1});
+  const SimResult r = run(c);
+  expect_exactly_once(r);
+  EXPECT_GT(r.transport_stats.paths_replaced, 0u);
+  EXPECT_GT(r.transport_stats.timeouts, 0u);
+}
+
+TEST(MetaRoce, IncastCompletesWithReceiverHints) {
+  Config c = cfg("metaroce", 16, WorkloadKind::kIncast, 4ull << 20);
+  c.topo.kind = TopologyKind::kStar;
+  std::unique_ptr<Simulation> sim;
+  const SimResult r = run(c, &sim);
+  expect_exactly_once(r);
+  EXPECT_GT(r.line_rate_fraction, 0.8);
+}
