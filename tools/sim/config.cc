@@ -114,7 +114,9 @@ const std::vector<Option> &options() {
        })},
       {"workload", "allreduce|alltoall|incast|permutation",
        with([](Config &c, const std::string &v) -> std::string {
-         return parse_workload(trim(v), c.workload) ? "" : bad("allreduce, alltoall, incast or permutation");
+         return parse_workload(trim(v), c.workload)
+                    ? ""
+                    : bad("allreduce, alltoall, incast or permutation");
        })},
       {"hosts", "number of hosts (>= 2)", with([](Config &c, const std::string &v) -> std::string {
          return parse_u32(v, c.topo.hosts) ? "" : bad("a non-negative integer");
@@ -123,10 +125,12 @@ const std::vector<Option> &options() {
        with([](Config &c, const std::string &v) -> std::string {
          return parse_bytes(v, c.size) ? "" : bad("a size like 4096, 1MiB, 1GiB");
        })},
-      {"loss", "random loss fraction in [0, 1)", with([](Config &c, const std::string &v) -> std::string {
+      {"loss", "random loss fraction in [0, 1)",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_double(v, c.loss) ? "" : bad("a number");
        })},
-      {"loss_at", "last_hop (each packet sees `loss` once) | all (every hop) | core (switch-switch)",
+      {"loss_at",
+       "last_hop (each packet sees `loss` once) | all (every hop) | core (switch-switch)",
        with([](Config &c, const std::string &v) -> std::string {
          const std::string t = trim(v);
          if (t == "last_hop")
@@ -144,16 +148,20 @@ const std::vector<Option> &options() {
          return parse_u32(v, c.topo.planes) ? "" : bad("a non-negative integer");
        })},
       {"paths", "MetaRoCE paths (UDP source ports) per connection", u32_opt(&Config::paths)},
-      {"seed", "seed of every random choice", with([](Config &c, const std::string &v) -> std::string {
+      {"seed", "seed of every random choice",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_u64(v, c.fabric.seed) ? "" : bad("an unsigned integer");
        })},
-      {"qps_per_pair", "connections (QPs) per host pair; 0 = one per plane", u32_opt(&Config::qps_per_pair)},
+      {"qps_per_pair", "connections (QPs) per host pair; 0 = one per plane",
+       u32_opt(&Config::qps_per_pair)},
       {"mtu", "payload bytes per packet", u32_opt(&Config::mtu)},
-      {"max_time", "simulated time limit, e.g. 10s", with([](Config &c, const std::string &v) -> std::string {
+      {"max_time", "simulated time limit, e.g. 10s",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.max_time) ? "" : bad("a time like 500us, 2ms, 1s");
        })},
       // --- topology ---
-      {"topology", "fattree|pair|dumbbell|star", with([](Config &c, const std::string &v) -> std::string {
+      {"topology", "fattree|pair|dumbbell|star",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_topology(trim(v), c.topo.kind) ? "" : bad("fattree, pair, dumbbell or star");
        })},
       {"hosts_per_leaf", "fattree: hosts per leaf; 0 = min(8, hosts/2)",
@@ -168,7 +176,8 @@ const std::vector<Option> &options() {
        with([](Config &c, const std::string &v) -> std::string {
          return parse_double(v, c.topo.oversubscription) ? "" : bad("a number");
        })},
-      {"link_rate_gbps", "host link rate, Gb/s per port", with([](Config &c, const std::string &v) -> std::string {
+      {"link_rate_gbps", "host link rate, Gb/s per port",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_gbps(v, c.topo.host_rate_bps) ? "" : bad("a positive rate in Gb/s");
        })},
       {"core_rate_gbps", "switch-switch link rate, Gb/s; 0 = link_rate_gbps",
@@ -180,7 +189,8 @@ const std::vector<Option> &options() {
          }
          return parse_gbps(v, c.topo.core_rate_bps) ? "" : bad("a rate in Gb/s");
        })},
-      {"link_delay", "propagation delay of every link", with([](Config &c, const std::string &v) -> std::string {
+      {"link_delay", "propagation delay of every link",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.topo.link_delay) ? "" : bad("a time like 100ns");
        })},
       // --- switches ---
@@ -188,33 +198,40 @@ const std::vector<Option> &options() {
        with([](Config &c, const std::string &v) -> std::string {
          return parse_bytes(v, c.fabric.sw.buffer_bytes) ? "" : bad("a size");
        })},
-      {"ecn_k", "mark CE on ECT packets when the queue is above this", with([](Config &c, const std::string &v) -> std::string {
+      {"ecn_k", "mark CE on ECT packets when the queue is above this",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_bytes(v, c.fabric.sw.ecn_k_bytes) ? "" : bad("a size");
        })},
       {"ecn_kmax", "0 = step marking at ecn_k; else RED ramp from ecn_k to ecn_kmax",
        with([](Config &c, const std::string &v) -> std::string {
          return parse_bytes(v, c.fabric.sw.ecn_kmax_bytes) ? "" : bad("a size");
        })},
-      {"ecn_pmax", "marking probability at ecn_kmax (RED ramp)", with([](Config &c, const std::string &v) -> std::string {
+      {"ecn_pmax", "marking probability at ecn_kmax (RED ramp)",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_double(v, c.fabric.sw.ecn_pmax) ? "" : bad("a number");
        })},
-      {"switch_latency", "switch forwarding latency", with([](Config &c, const std::string &v) -> std::string {
+      {"switch_latency", "switch forwarding latency",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.fabric.sw.latency) ? "" : bad("a time");
        })},
       {"switch_jitter", "per-packet forwarding-time noise, uniform in [0, this]",
        with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.fabric.sw.jitter) ? "" : bad("a time");
        })},
-      {"pfc", "0|1: PFC on the data class", with([](Config &c, const std::string &v) -> std::string {
+      {"pfc", "0|1: PFC on the data class",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_bool(v, c.fabric.sw.pfc) ? "" : bad("0 or 1");
        })},
-      {"pfc_xoff", "ingress bytes that trigger PAUSE; 0 = buffer/2", with([](Config &c, const std::string &v) -> std::string {
+      {"pfc_xoff", "ingress bytes that trigger PAUSE; 0 = buffer/2",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_bytes(v, c.fabric.sw.pfc_xoff_bytes) ? "" : bad("a size");
        })},
-      {"pfc_xon", "ingress bytes below which to resume; 0 = xoff/2", with([](Config &c, const std::string &v) -> std::string {
+      {"pfc_xon", "ingress bytes below which to resume; 0 = xoff/2",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_bytes(v, c.fabric.sw.pfc_xon_bytes) ? "" : bad("a size");
        })},
-      {"ecmp_seed_per_switch", "0|1: 0 = every switch hashes alike", with([](Config &c, const std::string &v) -> std::string {
+      {"ecmp_seed_per_switch", "0|1: 0 = every switch hashes alike",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_bool(v, c.fabric.ecmp_seed_per_switch) ? "" : bad("0 or 1");
        })},
       {"reroute_delay", "routes are recomputed this long after a link change; 0 = never",
@@ -230,11 +247,13 @@ const std::vector<Option> &options() {
        with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.fabric.host.tx_overhead) ? "" : bad("a time");
        })},
-      {"host_rx_delay", "NIC receive processing delay", with([](Config &c, const std::string &v) -> std::string {
+      {"host_rx_delay", "NIC receive processing delay",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.fabric.host.rx_delay) ? "" : bad("a time");
        })},
       // --- events (repeatable) ---
-      {"link_down", "TIME LINK: take a link down (repeatable)", with([](Config &c, const std::string &v) -> std::string {
+      {"link_down", "TIME LINK: take a link down (repeatable)",
+       with([](Config &c, const std::string &v) -> std::string {
          std::string t, name;
          LinkEvent e;
          if (!split_pair(v, t, name) || !parse_time(t, e.at))
@@ -243,7 +262,8 @@ const std::vector<Option> &options() {
          c.link_events.push_back(e);
          return "";
        })},
-      {"link_up", "TIME LINK: bring a link up (repeatable)", with([](Config &c, const std::string &v) -> std::string {
+      {"link_up", "TIME LINK: bring a link up (repeatable)",
+       with([](Config &c, const std::string &v) -> std::string {
          std::string t, name;
          LinkEvent e;
          e.up = true;
@@ -287,7 +307,8 @@ const std::vector<Option> &options() {
          return "";
        })},
       // --- MetaRoCE (the protocol core's knobs; 0 keeps the core default) ---
-      {"metaroce_rto_min", "path RTO floor (core default 1ms)", with([](Config &c, const std::string &v) -> std::string {
+      {"metaroce_rto_min", "path RTO floor (core default 1ms)",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.metaroce.rto_min) ? "" : bad("a time");
        })},
       {"metaroce_rto_init", "path RTO before the first RTT sample (core default 4ms)",
@@ -311,7 +332,8 @@ const std::vector<Option> &options() {
          return parse_time(v, c.metaroce.share_epoch) ? "" : bad("a time");
        })},
       // --- RoCEv2 baseline ---
-      {"rocev2_rto", "initial retransmission timeout (doubles up to rocev2_rto_max)", with([](Config &c, const std::string &v) -> std::string {
+      {"rocev2_rto", "initial retransmission timeout (doubles up to rocev2_rto_max)",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.rocev2.rto) ? "" : bad("a time");
        })},
       {"rocev2_rto_max", "timeout cap (the QP ack timeout); = rocev2_rto: fixed timeout",
@@ -336,32 +358,40 @@ const std::vector<Option> &options() {
       {"dcqcn_g", "alpha gain g", with([](Config &c, const std::string &v) -> std::string {
          return parse_double(v, c.rocev2.dcqcn.g) ? "" : bad("a number");
        })},
-      {"dcqcn_alpha_period", "alpha decay period", with([](Config &c, const std::string &v) -> std::string {
+      {"dcqcn_alpha_period", "alpha decay period",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.rocev2.dcqcn.alpha_period) ? "" : bad("a time");
        })},
-      {"dcqcn_increase_period", "rate increase timer", with([](Config &c, const std::string &v) -> std::string {
+      {"dcqcn_increase_period", "rate increase timer",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.rocev2.dcqcn.increase_period) ? "" : bad("a time");
        })},
-      {"dcqcn_byte_counter", "bytes per rate increase event", with([](Config &c, const std::string &v) -> std::string {
+      {"dcqcn_byte_counter", "bytes per rate increase event",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_bytes(v, c.rocev2.dcqcn.byte_counter) ? "" : bad("a size");
        })},
       {"dcqcn_f", "fast recovery steps F", with([](Config &c, const std::string &v) -> std::string {
-         return parse_u32(v, c.rocev2.dcqcn.fast_recovery_steps) ? "" : bad("a non-negative integer");
+         return parse_u32(v, c.rocev2.dcqcn.fast_recovery_steps) ? ""
+                                                                 : bad("a non-negative integer");
        })},
-      {"dcqcn_ai", "additive increase, fraction of line rate", with([](Config &c, const std::string &v) -> std::string {
+      {"dcqcn_ai", "additive increase, fraction of line rate",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_double(v, c.rocev2.dcqcn.ai_fraction) ? "" : bad("a number");
        })},
-      {"dcqcn_hai", "hyper increase, fraction of line rate", with([](Config &c, const std::string &v) -> std::string {
+      {"dcqcn_hai", "hyper increase, fraction of line rate",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_double(v, c.rocev2.dcqcn.hai_fraction) ? "" : bad("a number");
        })},
-      {"dcqcn_min_rate_gbps", "rate floor, Gb/s", with([](Config &c, const std::string &v) -> std::string {
+      {"dcqcn_min_rate_gbps", "rate floor, Gb/s",
+       with([](Config &c, const std::string &v) -> std::string {
          double g;
          if (!parse_double(v, g) || !(g > 0))
            return bad("a positive rate in Gb/s");
          c.rocev2.dcqcn.min_rate_bps = g * 1e9;
          return "";
        })},
-      {"dcqcn_cnp_interval", "at most one CNP per QP per interval", with([](Config &c, const std::string &v) -> std::string {
+      {"dcqcn_cnp_interval", "at most one CNP per QP per interval",
+       with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.rocev2.dcqcn.cnp_interval) ? "" : bad("a time");
        })},
   };
@@ -496,9 +526,10 @@ std::string validate(Config &c) {
       return "hosts_per_leaf is larger than hosts";
   }
   if (c.loss_at == LossPlacement::kCore && c.loss > 0) {
-    const bool has_core = t.kind == TopologyKind::kDumbbell ||
-                          (t.kind == TopologyKind::kFatTree &&
-                           (t.hosts_per_leaf ? t.hosts_per_leaf : std::min(8u, std::max(1u, t.hosts / 2))) < t.hosts);
+    const bool has_core =
+        t.kind == TopologyKind::kDumbbell ||
+        (t.kind == TopologyKind::kFatTree &&
+         (t.hosts_per_leaf ? t.hosts_per_leaf : std::min(8u, std::max(1u, t.hosts / 2))) < t.hosts);
     if (!has_core)
       return "loss_at=core but the topology has no switch-switch links";
   }
@@ -521,7 +552,8 @@ std::string validate(Config &c) {
   }
   for (const LinkEvent &e : c.link_events)
     if (e.plane >= 0 && static_cast<uint32_t>(e.plane) >= t.planes)
-      return "plane " + std::to_string(e.plane) + " does not exist (planes=" + std::to_string(t.planes) + ")";
+      return "plane " + std::to_string(e.plane) +
+             " does not exist (planes=" + std::to_string(t.planes) + ")";
   for (const LinkLoss &l : c.link_losses)
     if (!(l.loss >= 0.0 && l.loss < 1.0))
       return "link_loss fraction must be in [0, 1)";

@@ -34,12 +34,12 @@ struct Config {
   uint64_t size = 16ull << 20;
   double loss = 0.0;
   LossPlacement loss_at = LossPlacement::kLastHop;
-  uint32_t paths = 8; // MetaRoCE paths per connection (RoCEv2: always 1)
+  uint32_t paths = 8;        // MetaRoCE paths per connection (RoCEv2: always 1)
   uint32_t qps_per_pair = 0; // 0: one per plane
   uint32_t mtu = 4096;
   Time max_time = 60 * kSec; // give up (and report incomplete) after this
-  TopologyParams topo; // topo.hosts and topo.planes are --hosts / --planes
-  FabricParams fabric; // fabric.seed is --seed
+  TopologyParams topo;       // topo.hosts and topo.planes are --hosts / --planes
+  FabricParams fabric;       // fabric.seed is --seed
   RoceV2Params rocev2;
   MetaRoceParams metaroce; // metaroce.paths and .mtu are --paths / --mtu
   std::vector<LinkEvent> link_events;

@@ -16,13 +16,13 @@ namespace mroce::sim {
 
 struct DcqcnParams {
   bool enabled = true;
-  double g = 1.0 / 256; // alpha gain
-  Time alpha_period = 55 * kUs; // alpha decay period without CNPs
-  Time increase_period = 55 * kUs; // rate increase timer
+  double g = 1.0 / 256;                // alpha gain
+  Time alpha_period = 55 * kUs;        // alpha decay period without CNPs
+  Time increase_period = 55 * kUs;     // rate increase timer
   uint64_t byte_counter = 10ull << 20; // bytes sent per increase event
-  uint32_t fast_recovery_steps = 5; // F
-  double ai_fraction = 0.005; // additive increase, fraction of line rate
-  double hai_fraction = 0.05; // hyper increase, fraction of line rate
+  uint32_t fast_recovery_steps = 5;    // F
+  double ai_fraction = 0.005;          // additive increase, fraction of line rate
+  double hai_fraction = 0.05;          // hyper increase, fraction of line rate
   double min_rate_bps = 100e6;
   Time cnp_interval = 50 * kUs; // notification point: at most one CNP per QP per interval
 };

@@ -18,7 +18,7 @@ namespace mroce::sim {
 struct Event {
   Time time;
   uint64_t seq;
-  uint64_t arg; // packet index, timer cookie, ...
+  uint64_t arg;    // packet index, timer cookie, ...
   uint32_t target; // port, host or link index, by type
   uint8_t type;
 };

@@ -11,17 +11,17 @@ namespace mroce::sim {
 
 struct Channel {
   uint64_t rate_bps = 0;
-  Time delay = 0; // propagation
-  double loss = 0.0; // random loss fraction, per packet
+  Time delay = 0;              // propagation
+  double loss = 0.0;           // random loss fraction, per packet
   uint64_t loss_threshold = 0; // loss as an Rng::chance() threshold
   bool up = true;
   // Bumped when the channel goes down: packets already on the wire carry the
   // old epoch and are dropped on arrival.
   uint32_t epoch = 0;
-  uint32_t link = 0; // index of the Link this channel belongs to
-  Time jitter = 0; // extra arrival delay, uniform in [0, jitter]
+  uint32_t link = 0;     // index of the Link this channel belongs to
+  Time jitter = 0;       // extra arrival delay, uniform in [0, jitter]
   Time last_arrival = 0; // arrivals stay in order despite the jitter
-  Rng rng; // loss draws, a stream of its own
+  Rng rng;               // loss draws, a stream of its own
 
   void set_loss(double p) {
     loss = p;

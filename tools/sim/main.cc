@@ -17,15 +17,15 @@ namespace {
 constexpr int kExitUsage = 2;
 
 void usage(std::FILE *out) {
-  std::fprintf(out,
-               "usage: metaroce-sim [--scenario FILE] [--json] [--timing] [--list-links]\n"
-               "                    [--hosts N] [--workload allreduce|alltoall|incast|permutation]\n"
-               "                    [--size BYTES] [--transport metaroce|rocev2] [--loss FRACTION]\n"
-               "                    [--planes P] [--paths K] [--seed S] [--KEY VALUE ...]\n"
-               "\n"
-               "Runs one workload over a simulated fabric and reports goodput, completion\n"
-               "time, retransmissions and losses.  The same seed gives the same result.\n"
-               "Options (also scenario file keys):\n");
+  std::fprintf(
+      out, "usage: metaroce-sim [--scenario FILE] [--json] [--timing] [--list-links]\n"
+           "                    [--hosts N] [--workload allreduce|alltoall|incast|permutation]\n"
+           "                    [--size BYTES] [--transport metaroce|rocev2] [--loss FRACTION]\n"
+           "                    [--planes P] [--paths K] [--seed S] [--KEY VALUE ...]\n"
+           "\n"
+           "Runs one workload over a simulated fabric and reports goodput, completion\n"
+           "time, retransmissions and losses.  The same seed gives the same result.\n"
+           "Options (also scenario file keys):\n");
   print_options(out);
 }
 
@@ -36,8 +36,8 @@ int fail(const std::string &msg) {
 
 void print_human(const SimResult &r) {
   std::printf("%s %s, %u hosts, %u plane(s), size %llu, loss %g, seed %llu\n", r.transport.c_str(),
-              r.workload.c_str(), r.hosts, r.planes, static_cast<unsigned long long>(r.size), r.loss,
-              static_cast<unsigned long long>(r.seed));
+              r.workload.c_str(), r.hosts, r.planes, static_cast<unsigned long long>(r.size),
+              r.loss, static_cast<unsigned long long>(r.seed));
   std::printf("  completed        %s\n", r.completed ? "yes" : "NO (time limit or failed QPs)");
   std::printf("  completion time  %.6f ms\n", to_seconds(r.completion_time) * 1e3);
   std::printf("  goodput          %.3f Gb/s (%.3f per receiver, %.1f%% of its ports)\n",

@@ -42,7 +42,7 @@ struct MessageStats {
   uint64_t bytes_posted = 0;
   uint64_t bytes_delivered = 0; // unique application bytes placed
   uint64_t duplicate_bytes = 0; // placed more than once
-  uint64_t bad_reports = 0; // out of range, wrong host, unknown or repeated message
+  uint64_t bad_reports = 0;     // out of range, wrong host, unknown or repeated message
   uint64_t messages_delivered = 0;
   uint64_t duplicate_deliveries = 0;
   uint64_t incomplete_deliveries = 0; // completion before every byte was placed

@@ -52,7 +52,7 @@ struct MetaRoceTransport::Conn {
   std::vector<uint64_t> mem; // 8-byte aligned storage of the connection
   mroce_conn *c = nullptr;
   uint64_t armed_ns = 0; // pending timer (0: none)
-  bool ready = false; // in ready_
+  bool ready = false;    // in ready_
 };
 
 struct MetaRoceTransport::Stream {
@@ -644,8 +644,8 @@ void MetaRoceTransport::report(TransportCounters &t) const {
     t.spurious_retransmissions += s.spurious;
     t.duplicates_received += s.rx_dup_dsn;
     t.acks_sent += s.tx_acks;
-    t.rejected_packets += s.rx_drop_state + s.rx_drop_path + s.rx_drop_dsn + s.rx_drop_stream +
-                          s.rx_drop_ack;
+    t.rejected_packets +=
+        s.rx_drop_state + s.rx_drop_path + s.rx_drop_dsn + s.rx_drop_stream + s.rx_drop_ack;
   }
 }
 

@@ -34,7 +34,7 @@ extern "C" {
 namespace mroce::sim {
 
 struct MetaRoceParams {
-  uint32_t paths = 8; // per connection, 1..MROCE_MAX_PATHS
+  uint32_t paths = 8;  // per connection, 1..MROCE_MAX_PATHS
   uint32_t mtu = 4096; // payload bytes per packet
   // Overrides of the core's defaults (mroce_cfg_default); 0 keeps them.
   Time rto_min = 0;
@@ -111,12 +111,12 @@ private:
   mroce_cfg cfg_{};
   mroce_share share_{};
   bool share_armed_ = false;
-  uint64_t share_seen_ = 0; // rx bytes of all connections at the last epoch
+  uint64_t share_seen_ = 0;                  // rx bytes of all connections at the last epoch
   std::vector<std::unique_ptr<Conn>> conns_; // index = connection id - 1
   std::vector<Conn *> conn_by_peer_;
   std::vector<std::unique_ptr<Stream>> streams_; // index = stream id - 1
   std::unordered_map<uint64_t, Stream *> stream_by_peer_flow_;
-  std::deque<Conn *> ready_; // may have packets to send
+  std::deque<Conn *> ready_;            // may have packets to send
   std::vector<Stream *> pending_flush_; // backlog to post after a core call
   std::vector<std::deque<Queued>> port_ctrl_, port_data_;
   std::vector<uint8_t> txbuf_, rxbuf_;

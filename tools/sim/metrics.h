@@ -7,10 +7,10 @@
 namespace mroce::sim {
 
 enum DropReason : uint8_t {
-  kDropRandom, // random loss on a link
-  kDropBuffer, // drop-tail: output queue (or PFC ingress headroom) full
+  kDropRandom,   // random loss on a link
+  kDropBuffer,   // drop-tail: output queue (or PFC ingress headroom) full
   kDropLinkDown, // sent on, queued for, or in flight over a link that is down
-  kDropNoRoute, // no up path to the destination
+  kDropNoRoute,  // no up path to the destination
   kNumDropReasons,
 };
 
@@ -33,7 +33,7 @@ struct FabricCounters {
   uint64_t pfc_pauses = 0;
   uint64_t pfc_resumes = 0;
   uint64_t max_queue_bytes = 0; // deepest switch output queue seen
-  uint64_t switch_hops = 0; // packets forwarded by switches
+  uint64_t switch_hops = 0;     // packets forwarded by switches
 
   uint64_t packets_dropped() const {
     uint64_t n = 0;
@@ -56,12 +56,12 @@ struct TransportCounters {
   uint64_t rate_decreases = 0;
   uint64_t out_of_sequence_dropped = 0; // receiver discarded (go-back-N)
   uint64_t duplicates_received = 0;
-  uint64_t failed_qps = 0; // retry count exhausted / stream in error
-  uint64_t failed_connections = 0; // MetaRoCE: peer declared unreachable
-  uint64_t tail_loss_probes = 0; // MetaRoCE
-  uint64_t paths_replaced = 0; // MetaRoCE: a path moved to a new source port
+  uint64_t failed_qps = 0;               // retry count exhausted / stream in error
+  uint64_t failed_connections = 0;       // MetaRoCE: peer declared unreachable
+  uint64_t tail_loss_probes = 0;         // MetaRoCE
+  uint64_t paths_replaced = 0;           // MetaRoCE: a path moved to a new source port
   uint64_t spurious_retransmissions = 0; // MetaRoCE: declared lost, then acked
-  uint64_t rejected_packets = 0; // malformed or unknown connection
+  uint64_t rejected_packets = 0;         // malformed or unknown connection
 };
 
 } // namespace mroce::sim

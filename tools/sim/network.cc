@@ -103,7 +103,8 @@ int Network::find_link(const std::string &name) const {
       const auto hash = name.find('#', tilde);
       const std::string suffix = hash == std::string::npos ? "" : name.substr(hash);
       const std::string left = name.substr(0, tilde);
-      const std::string right = name.substr(tilde + 1, hash == std::string::npos ? hash : hash - tilde - 1);
+      const std::string right =
+          name.substr(tilde + 1, hash == std::string::npos ? hash : hash - tilde - 1);
       if (l.name == right + "~" + left + suffix)
         return static_cast<int>(i);
     }

@@ -26,9 +26,9 @@
 namespace mroce::sim {
 
 struct SwitchParams {
-  uint64_t buffer_bytes = 1ull << 20; // per output port; per ingress port with PFC
+  uint64_t buffer_bytes = 1ull << 20;  // per output port; per ingress port with PFC
   uint64_t ecn_k_bytes = 100ull << 10; // mark CE on ECT data above this depth
-  uint64_t ecn_kmax_bytes = 0; // > ecn_k: mark with probability rising to ecn_pmax
+  uint64_t ecn_kmax_bytes = 0;         // > ecn_k: mark with probability rising to ecn_pmax
   double ecn_pmax = 1.0;
   Time latency = 500 * kNs; // forwarding delay, added on arrival
   // Per-packet forwarding-time noise, uniform in [0, jitter].  Without it
@@ -37,11 +37,11 @@ struct SwitchParams {
   Time jitter = 50 * kNs;
   bool pfc = false;
   uint64_t pfc_xoff_bytes = 0; // pause upstream above this ingress occupancy
-  uint64_t pfc_xon_bytes = 0; // resume below this
+  uint64_t pfc_xon_bytes = 0;  // resume below this
 };
 
 struct HostParams {
-  Time tx_overhead = 0; // minimum time a NIC port spends per packet sent
+  Time tx_overhead = 0;      // minimum time a NIC port spends per packet sent
   Time rx_delay = 200 * kNs; // NIC receive processing before the transport sees it
 };
 
@@ -50,21 +50,21 @@ struct FabricParams {
   HostParams host;
   uint64_t seed = 1;
   bool ecmp_seed_per_switch = true; // false: every switch hashes alike (polarisation)
-  Time reroute_delay = kNever; // routes recomputed this long after a link change
+  Time reroute_delay = kNever;      // routes recomputed this long after a link change
 };
 
 enum class NodeKind : uint8_t { kHost, kSwitch };
 
 struct Port {
   uint32_t node = 0;
-  uint32_t index = 0; // position in the node's port list (= plane on hosts)
-  uint32_t peer = 0; // global index of the port at the other end
-  Channel ch; // the direction this port transmits on
-  Time arrive_delay = 0; // ch.delay + the peer node's processing delay
+  uint32_t index = 0;      // position in the node's port list (= plane on hosts)
+  uint32_t peer = 0;       // global index of the port at the other end
+  Channel ch;              // the direction this port transmits on
+  Time arrive_delay = 0;   // ch.delay + the peer node's processing delay
   uint64_t tx_packets = 0; // put on the wire (including ones then lost)
   uint64_t tx_bytes = 0;
-  bool busy = false; // serialising a packet
-  bool paused = false; // data class held by a PFC pause from downstream
+  bool busy = false;     // serialising a packet
+  bool paused = false;   // data class held by a PFC pause from downstream
   Time poll_at = kNever; // hosts: time of the pending transport poll
   // Switch output queue.
   PacketFifo fifo[kNumClasses];
@@ -87,7 +87,7 @@ struct Node {
   NodeKind kind = NodeKind::kHost;
   std::string name;
   uint32_t plane = 0; // switches: the plane they belong to
-  uint32_t id = 0; // host index or switch index
+  uint32_t id = 0;    // host index or switch index
   std::vector<uint32_t> ports;
 };
 
@@ -152,7 +152,9 @@ public:
   const std::vector<uint32_t> &next_hops(uint32_t switch_node, uint32_t dst_host) const;
   // Port a packet with this tuple leaves `switch_node` by, or -1 if no route.
   int route(uint32_t switch_node, const FiveTuple &tuple) const;
-  uint64_t ecmp_seed(uint32_t switch_node) const { return switches_[nodes_[switch_node].id].ecmp_seed; }
+  uint64_t ecmp_seed(uint32_t switch_node) const {
+    return switches_[nodes_[switch_node].id].ecmp_seed;
+  }
   void recompute_routes();
 
   FabricCounters &counters() { return counters_; }
@@ -166,17 +168,17 @@ private:
   enum EventType : uint8_t {
     kEvTxDone, // target = port
     kEvArrive, // target = receiving port, arg = packet
-    kEvPoll, // target = host port: ask the transport for a packet
-    kEvTimer, // target = host, arg = cookie
-    kEvPfc, // target = port being paused/resumed, arg = 1 pause / 0 resume
-    kEvLink, // target = link, arg = 1 up / 0 down
-    kEvRoute, // recompute routes
-    kEvCall, // arg = index into calls_
+    kEvPoll,   // target = host port: ask the transport for a packet
+    kEvTimer,  // target = host, arg = cookie
+    kEvPfc,    // target = port being paused/resumed, arg = 1 pause / 0 resume
+    kEvLink,   // target = link, arg = 1 up / 0 down
+    kEvRoute,  // recompute routes
+    kEvCall,   // arg = index into calls_
   };
 
   struct SwitchState {
     uint64_t ecmp_seed = 0;
-    Rng rng; // ECN marking draws
+    Rng rng;                     // ECN marking draws
     std::vector<uint32_t> route; // dst host -> group index (kNoGroup: none)
     std::vector<std::vector<uint32_t>> groups;
   };

@@ -44,7 +44,7 @@ inline constexpr uint32_t kNoAttachment = 0xffffffffu;
 
 struct Packet {
   FiveTuple tuple;
-  uint32_t wire_bytes = 0; // everything the link serialises (incl. preamble/IFG)
+  uint32_t wire_bytes = 0;    // everything the link serialises (incl. preamble/IFG)
   uint32_t payload_bytes = 0; // application bytes carried
   uint8_t ecn = kNotEct;
   uint8_t tclass = kClassData;
@@ -52,9 +52,9 @@ struct Packet {
   // Filled in by the fabric, not by the transport.
   uint32_t src_host = 0;
   uint32_t dst_host = 0;
-  uint32_t ingress_port = 0; // switch scratch: where it entered (PFC accounting)
-  uint32_t link_epoch = 0; // channel epoch when put on the wire
-  uint64_t serial = 0; // unique id, for tracing
+  uint32_t ingress_port = 0;           // switch scratch: where it entered (PFC accounting)
+  uint32_t link_epoch = 0;             // channel epoch when put on the wire
+  uint64_t serial = 0;                 // unique id, for tracing
   uint32_t attachment = kNoAttachment; // AttachmentStore slot, if any
   uint32_t attachment_len = 0;
   uint8_t header[kMaxHeader];

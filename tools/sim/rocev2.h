@@ -79,10 +79,10 @@ private:
     uint8_t flags;
     uint16_t reserved;
     uint32_t dst_qp; // index in the receiver's requester/responder table
-    uint64_t psn; // data: its PSN; ACK/NAK: next expected PSN
-    uint64_t msg; // data: message id (stands for the receive WQE it matches)
+    uint64_t psn;    // data: its PSN; ACK/NAK: next expected PSN
+    uint64_t msg;    // data: message id (stands for the receive WQE it matches)
     uint64_t offset; // data: byte offset in the message
-    uint32_t len; // data: payload bytes
+    uint32_t len;    // data: payload bytes
     uint32_t pad;
   };
   struct SendMsg {
@@ -98,15 +98,15 @@ private:
     uint32_t port = 0;
     FiveTuple tuple;
     std::deque<SendMsg> msgs; // not yet fully acknowledged, PSN order
-    size_t cur = 0; // msgs index holding snd_nxt
-    uint64_t snd_una = 0; // oldest unacknowledged PSN
-    uint64_t snd_nxt = 0; // next PSN to transmit
-    uint64_t snd_end = 0; // PSN after the last posted packet
-    uint64_t max_sent = 0; // one past the highest PSN ever sent
+    size_t cur = 0;           // msgs index holding snd_nxt
+    uint64_t snd_una = 0;     // oldest unacknowledged PSN
+    uint64_t snd_nxt = 0;     // next PSN to transmit
+    uint64_t snd_end = 0;     // PSN after the last posted packet
+    uint64_t max_sent = 0;    // one past the highest PSN ever sent
     Time rto_deadline = kNever;
     Time timer_at = kNever; // pending env timer, if any
-    Time rto_cur = 0; // current (backed-off) timeout
-    Time progress_at = 0; // last forward progress, for the retry budget
+    Time rto_cur = 0;       // current (backed-off) timeout
+    Time progress_at = 0;   // last forward progress, for the retry budget
     bool failed = false;
     Time next_tx = 0; // pacing
     Sched sched = kIdle;

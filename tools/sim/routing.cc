@@ -56,7 +56,8 @@ void Network::recompute_routes() {
       if (hops.empty())
         continue;
       SwitchState &sw = switches_[nodes_[u].id];
-      auto [it, fresh] = dedupe[nodes_[u].id].try_emplace(hops, static_cast<uint32_t>(sw.groups.size()));
+      auto [it, fresh] =
+          dedupe[nodes_[u].id].try_emplace(hops, static_cast<uint32_t>(sw.groups.size()));
       if (fresh)
         sw.groups.push_back(hops);
       sw.route[h] = it->second;

@@ -30,7 +30,7 @@ struct SimResult {
   double loss = 0;
   bool completed = false;
   Time completion_time = 0; // last delivery; if incomplete, when the run stopped
-  Time end_time = 0; // last event processed
+  Time end_time = 0;        // last event processed
   uint64_t bytes_expected = 0;
   uint64_t messages_expected = 0;
   uint32_t receivers = 0;

@@ -29,8 +29,8 @@ struct MessageDesc {
 
 enum class TxStatus : uint8_t {
   kPacket, // `out` holds a packet: transmit it now
-  kIdle, // nothing to send until the transport calls tx_ready()
-  kWait, // nothing now; poll again at `wait_until` (pacing)
+  kIdle,   // nothing to send until the transport calls tx_ready()
+  kWait,   // nothing now; poll again at `wait_until` (pacing)
 };
 
 struct TxResult {

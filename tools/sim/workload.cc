@@ -82,7 +82,7 @@ private:
   uint32_t steps_ = 0;
   uint64_t chunk_ = 0;
   uint32_t parts_ = 0;
-  std::vector<uint32_t> received_; // [host][step] parts received
+  std::vector<uint32_t> received_;  // [host][step] parts received
   std::vector<uint32_t> next_step_; // per host: next step to send
 };
 

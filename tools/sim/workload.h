@@ -39,7 +39,8 @@ class WorkloadDriver {
 public:
   virtual ~WorkloadDriver() = default;
   // Posts one message; returns its id.
-  virtual uint64_t post(uint32_t src, uint32_t dst, uint32_t flow, uint64_t bytes, uint32_t tag) = 0;
+  virtual uint64_t post(uint32_t src, uint32_t dst, uint32_t flow, uint64_t bytes,
+                        uint32_t tag) = 0;
   virtual const MessageTable &messages() const = 0;
 };
 

@@ -87,9 +87,10 @@ TEST(Cli, JsonHasTheRequiredFieldsAndIsReproducible) {
                            "--loss 0.01 --planes 2 --paths 4 --seed 3 --json";
   const CliRun a = sim(args);
   ASSERT_EQ(a.status, 0) << a.out;
-  for (const char *k : {"\"transport\":\"rocev2\"", "\"loss\":0.01", "\"goodput_gbps\":",
-                        "\"completion_time_s\":", "\"bytes_delivered\":", "\"bytes_retransmitted\":",
-                        "\"packets_lost\":", "\"events\":", "\"completed\":true"})
+  for (const char *k :
+       {"\"transport\":\"rocev2\"", "\"loss\":0.01",
+        "\"goodput_gbps\":", "\"completion_time_s\":", "\"bytes_delivered\":",
+        "\"bytes_retransmitted\":", "\"packets_lost\":", "\"events\":", "\"completed\":true"})
     EXPECT_NE(a.out.find(k), std::string::npos) << k << " missing in " << a.out;
   EXPECT_EQ(a.out.front(), '{');
   EXPECT_EQ(a.out.substr(a.out.size() - 2), "}\n");

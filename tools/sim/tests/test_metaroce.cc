@@ -70,7 +70,8 @@ TEST(MetaRoce, RecoversEveryByteOnceUnderOnePercentLoss) {
     EXPECT_GT(r.transport_stats.bytes_retransmitted, 0u);
     // Selective repeat: what is resent is about what was lost (plus the
     // odd tail-loss probe), not everything in flight behind it.
-    EXPECT_LT(r.transport_stats.bytes_retransmitted, 2 * r.fabric.payload_bytes_dropped + (1u << 20));
+    EXPECT_LT(r.transport_stats.bytes_retransmitted,
+              2 * r.fabric.payload_bytes_dropped + (1u << 20));
   }
 }
 

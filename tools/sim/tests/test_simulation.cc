@@ -221,9 +221,9 @@ TEST(Messages, TableCatchesDuplicatesAndBadReports) {
   EXPECT_FALSE(t.place(2, id, 500, 200)); // 100 bytes twice
   EXPECT_EQ(t.stats().duplicate_bytes, 100u);
   EXPECT_TRUE(t.place(2, id, 700, 300));
-  EXPECT_FALSE(t.place(3, id, 0, 1)); // wrong host
+  EXPECT_FALSE(t.place(3, id, 0, 1));   // wrong host
   EXPECT_FALSE(t.place(2, id, 999, 2)); // past the end
-  EXPECT_FALSE(t.place(2, 77, 0, 1)); // unknown message
+  EXPECT_FALSE(t.place(2, 77, 0, 1));   // unknown message
   EXPECT_EQ(t.stats().bad_reports, 3u);
   EXPECT_TRUE(t.deliver(2, id, 9));
   EXPECT_FALSE(t.deliver(2, id, 10));

@@ -60,7 +60,7 @@ TEST(Topology, FatTreeShapeAndRoutes) {
   EXPECT_EQ(topo.core_links.size(), 64u); // 8 leaves x 8 spines
   const uint32_t leaf0 = topo.switch_nodes[0];
   EXPECT_EQ(net.nodes()[leaf0].name, "p0.leaf0");
-  EXPECT_EQ(net.next_hops(leaf0, 3).size(), 1u); // local host: down
+  EXPECT_EQ(net.next_hops(leaf0, 3).size(), 1u);  // local host: down
   EXPECT_EQ(net.next_hops(leaf0, 40).size(), 8u); // remote: any spine
   for (uint32_t s = 0; s < 64; s += 7)
     for (uint32_t d = 0; d < 64; d += 5) {
