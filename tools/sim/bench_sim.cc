@@ -3,8 +3,8 @@
 //   EventQueue/Hold   the engine alone: the classic hold model (pop the
 //                     earliest event, schedule one a random time later) at a
 //                     fixed queue size.
-//   Simulation/*      whole runs (fabric + RoCEv2 + workload); events/s is
-//                     what a user sees.
+//   BM_Sim*           whole runs (fabric + transport + workload); events/s
+//                     is what a user sees.  MetaRoCE runs the protocol core.
 #include "event_queue.h"
 #include "rng.h"
 #include "simulation.h"
@@ -80,5 +80,16 @@ static void BM_SimIncast(benchmark::State &state) {
   run_sim(state, c);
 }
 BENCHMARK(BM_SimIncast)->Unit(benchmark::kMillisecond);
+
+static void BM_SimMetaRoceAllReduce(benchmark::State &state) {
+  Config c;
+  c.transport = "metaroce";
+  c.topo.hosts = 16;
+  c.workload = WorkloadKind::kAllReduce;
+  c.size = 64ull << 20;
+  c.loss = 0.01;
+  run_sim(state, c);
+}
+BENCHMARK(BM_SimMetaRoceAllReduce)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

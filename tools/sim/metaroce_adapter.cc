@@ -193,12 +193,7 @@ MetaRoceTransport::MetaRoceTransport(TransportEnv &env, const MetaRoceParams &pa
     cfg_.ack_delay_ns = params.ack_delay / kNs;
   if (params.dupthresh)
     cfg_.dupthresh = params.dupthresh;
-  // The receiver's inbound capacity, in bytes per second, over all ports.
-  uint64_t capacity = 0;
-  for (uint32_t p = 0; p < env.num_ports(); ++p)
-    capacity += env.port_rate_bps(p) / 8;
-  mroce_share_init(&share_, params.share_epoch ? capacity : 0,
-                   std::max<uint64_t>(params.share_epoch / kNs, 1), 0);
+  mroce_share_init(&share_, share_capacity(), std::max<uint64_t>(params.share_epoch / kNs, 1), 0);
 }
 
 MetaRoceTransport::~MetaRoceTransport() {
@@ -446,8 +441,18 @@ void MetaRoceTransport::after_core(Conn *k, bool timer_ran) {
   make_ready(k);
 }
 
+uint64_t MetaRoceTransport::share_capacity() const {
+  // The receiver's inbound capacity, bytes per second: the ports that are up.
+  uint64_t capacity = 0;
+  for (uint32_t p = 0; p < env_.num_ports(); ++p)
+    if (env_.port_up(p))
+      capacity += env_.port_rate_bps(p) / 8;
+  return params_.share_epoch ? capacity : 0;
+}
+
 void MetaRoceTransport::arm_share() {
   // (Re)start the epoch clock when data starts arriving after a lull.
+  share_.capacity = share_capacity();
   mroce_share_epoch(&share_, now_ns());
   share_armed_ = true;
   env_.set_timer(mroce_share_deadline(&share_) * kNs, kShareCookie);
@@ -456,6 +461,7 @@ void MetaRoceTransport::arm_share() {
 void MetaRoceTransport::on_timer(uint64_t cookie) {
   const uint64_t now = now_ns();
   if (cookie == kShareCookie) {
+    share_.capacity = share_capacity();
     mroce_share_epoch(&share_, now);
     uint64_t seen = 0;
     bool busy = false;
@@ -527,16 +533,17 @@ void MetaRoceTransport::on_packet(uint32_t, const Packet &pkt) {
 }
 
 uint32_t MetaRoceTransport::plane_of(uint32_t path) const {
-  // Paths are spread over the planes; a plane whose port is down is
-  // skipped, so its paths move to the others.
+  // Paths are spread over the planes.  The paths of a plane whose port is
+  // down are spread over the planes that are up; the others stay put.
   const auto planes = static_cast<uint32_t>(port_ctrl_.size());
-  const uint32_t first = path % planes;
-  for (uint32_t i = 0; i < planes; ++i) {
-    const uint32_t p = (first + i) % planes;
+  const uint32_t home = path % planes;
+  if (env_.port_up(home))
+    return home;
+  uint32_t up[256], n = 0;
+  for (uint32_t p = 0; p < planes; ++p)
     if (env_.port_up(p))
-      return p;
-  }
-  return first;
+      up[n++] = p;
+  return n ? up[(path / planes) % n] : home;
 }
 
 void MetaRoceTransport::build(Conn *k, const mroce_tx &tx, uint32_t plane, Packet &out) {

@@ -102,6 +102,7 @@ private:
   void make_ready(Conn *k);
   void arm(Conn *k, bool timer_ran = false);
   void arm_share();
+  uint64_t share_capacity() const;
   uint32_t plane_of(uint32_t path) const;
   void build(Conn *k, const mroce_tx &tx, uint32_t plane, Packet &out);
 

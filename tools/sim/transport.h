@@ -4,9 +4,9 @@
 // host.  The host drives it with four calls -- post a message, hand it a
 // received packet, fire a timer it asked for, poll it for the next packet to
 // put on an idle port -- and the transport talks back only through
-// TransportEnv.  The RoCEv2 baseline implements this interface; the MetaRoCE
-// adapter (kernel/core driven through this same interface) is the other slot,
-// see transport_factory.cc.  Nothing here knows which transport is running.
+// TransportEnv.  The RoCEv2 baseline (rocev2.cc) and the MetaRoCE adapter
+// (metaroce_adapter.cc, which drives kernel/core) implement it; nothing here
+// knows which transport is running.
 #pragma once
 
 #include "metrics.h"
