@@ -920,8 +920,14 @@ void mroce_stream_on_wake(struct mroce_conn *c, struct mroce_stream *st,
 	u64 next = 0;
 	u32 msn;
 
-	if (st->state != MROCE_STREAM_ACTIVE)
+	if (st->state != MROCE_STREAM_ACTIVE) {
+		/* nothing to resend or poll for: disarm, or the deadline stays */
+		st->wake_at = 0;
+		st->poll_at = 0;
+		if (mroce_list_linked(&st->waitq))
+			mroce_list_del(&st->waitq);
 		return;
+	}
 	for (msn = st->tx_una; msn != st->tx_end; msn++) {
 		t = mroce_txmsg(st, msn);
 		if (t->state != MROCE_TXM_WAIT)

@@ -126,4 +126,56 @@ TEST(Regression, NoPastPacingDeadlineWhenWindowLimited) {
   EXPECT_TRUE(at == 0 || at > now) << at << " " << now;
 }
 
+// fuzz_conn_rx: a stream broke (here: a message far outside its window)
+// while its POLL timer was armed.  mroce_stream_on_wake() returned early
+// for a stream in error without disarming it, so mroce_conn_next_timer()
+// kept reporting the same past deadline: a timer re-armed there fires
+// again at once, forever.
+TEST_F(Regress, BrokenStreamDisarmsItsTimer) {
+  for (auto &r : f.routes[0]) r.up = false;  // we play B's ACKs ourselves
+  SendWr w;
+  w.msg.op = MROCE_OP_SEND;
+  w.msg.cookie = 1;
+  w.msg.len = 10;
+  w.data.assign(10, 1);
+  ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
+  A().drain(f.now);
+  mroce_conn *c = A().conn;
+
+  // every packet acknowledged on its path, no stream entry: POLL armed
+  mroce_pkt ack = from_b(MROCE_OP_ACK, 0);
+  ack.hdr = mroce_hdr{};
+  ack.hdr.opcode = MROCE_OP_ACK;
+  ack.hdr.dst_conn = c->id;
+  ack.hdr.src_conn = B().conn->id;
+  ack.ack.npaths = static_cast<uint8_t>(c->npaths);
+  std::vector<uint8_t> b(MROCE_MAX_HDR_LEN + c->npaths * MROCE_ACK_PATH_LEN);
+  uint32_t n = mroce_wire_encode(&ack, b.data());
+  for (uint32_t i = 0; i < c->npaths; i++) {
+    mroce_ack_path ap{};
+    ap.path = static_cast<uint16_t>(i);
+    ap.cum_psn = c->paths[i].snd_nxt;
+    mroce_wire_put_ack_path(&ap, &b[n + i * MROCE_ACK_PATH_LEN]);
+  }
+  b.resize(n + c->npaths * MROCE_ACK_PATH_LEN);
+  mroce_pkt d;
+  ASSERT_EQ(mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), &d),
+            MROCE_WIRE_OK);
+  mroce_rx_meta m{b.data(), 0};
+  mroce_conn_rx(c, &d, b.data(), &m, f.now);
+  ASSERT_NE(A().qp(1).st.poll_at, 0u);
+
+  // the stream breaks: a WRITE 300 messages ahead of its frontier
+  mroce_pkt wr = from_b(MROCE_OP_WRITE, A().qp(1).st.rx_next + 300);
+  inject(A(), wr);
+  ASSERT_EQ(A().qp(1).st.state, MROCE_STREAM_ERROR);
+
+  // the timer fires when the POLL was due; then it must not be due again
+  uint64_t now = A().qp(1).st.poll_at;
+  mroce_conn_on_timer(c, now);
+  A().drain(now);  // what the glue does: send what is due, re-arm
+  uint64_t at = mroce_conn_next_timer(c);
+  EXPECT_TRUE(at == 0 || at > now) << "next_timer " << at << " at " << now;
+}
+
 }  // namespace
