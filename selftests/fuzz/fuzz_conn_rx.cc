@@ -16,7 +16,7 @@
 // flushed and detached: every posted send and every claimed receive must
 // have completed exactly once, and nothing may still point at a stream.
 //
-// Input: two config bytes, then records.  A record is one command byte
+// Input: three config bytes, then records.  A record is one command byte
 // (command = byte % 16, see kCmds) followed by its operands; the layouts are
 // in the functions below.  Reading past the end yields zeros.  The victim
 // and its streams mirror endpoint 1 of the unit-test harness (ids, msns,
@@ -33,6 +33,7 @@
 
 extern "C" {
 #include "conn.h"
+#include "share.h"
 }
 
 using mroce::fuzz::die;
@@ -96,6 +97,7 @@ struct Recv {
 
 struct Send {
   mroce_msg msg;
+  bool bad_local = false;          // placing the response fails (lkey gone)
   std::unique_ptr<uint8_t[]> src;  // WRITE*/SEND* payload
   std::unique_ptr<uint8_t[]> dst;  // READ / ATOMIC result
 };
@@ -138,6 +140,8 @@ struct World {
   uint64_t next_cookie = 1;
   uint32_t cap = 2048;
   bool autodrain = true;
+  bool share_on = false;
+  mroce_share share;
   const RxBuf *cur_rx = nullptr;
 
   explicit World(Input &in);
@@ -155,6 +159,8 @@ struct World {
     return nullptr;
   }
   Qp &pick(uint8_t b) { return *qp[b & 1]; }
+  // The peer's connection id: the one adopted, or the harness's before.
+  uint32_t peer() const { return c->peer_id ? c->peer_id : kPeerId; }
   uint32_t size_of(uint8_t sel, Input &in);
 
   void rx_bytes(const uint8_t *data, size_t len, bool ce);
@@ -165,6 +171,7 @@ struct World {
   void check();
   void check_path(const mroce_path &p, uint32_t i, uint64_t *inflight);
   void check_stream(const Qp &q);
+  void dump_timers() const;
   bool stream_ok(const mroce_stream *st) const;
 
   // records
@@ -272,6 +279,7 @@ int cb_place(void *ctx, mroce_stream *st, const mroce_place *pl,
       FUZZ_REQUIRE(pl->total == it->second.msg.len,
                    "READ response of %u bytes for a READ of %u", pl->total,
                    it->second.msg.len);
+      if (it->second.bad_local) return MROCE_ST_ACCESS;
       std::memcpy(it->second.dst.get() + pl->offset, src, pl->len);
       return MROCE_ST_OK;
     }
@@ -283,6 +291,7 @@ int cb_place(void *ctx, mroce_stream *st, const mroce_place *pl,
           "ATOMIC response for %#llx, not an outstanding ATOMIC",
           static_cast<unsigned long long>(pl->cookie));
       FUZZ_REQUIRE(pl->len == 8 && pl->offset == 0, "ATOMIC response shape");
+      if (it->second.bad_local) return MROCE_ST_ACCESS;
       std::memcpy(it->second.dst.get(), &pl->value, 8);
       return MROCE_ST_OK;
     }
@@ -393,13 +402,15 @@ const mroce_ops kOps = {
 // 5 the victim opens (else the peer does), 6 no automatic drain after each
 // input, 7 minimal transmit buffer.  Byte 1: bits 0-1 the peer's path
 // count, 2-3 its dsn window, 4-5 ours, 6 RNR retry 1 (else forever), 7
-// retry count 1 (else 7).
+// retry count 1 (else 7).  Byte 2: bit 0 the handshake is left to the
+// records (the victim is idle, or has sent its CONNECT), bit 1 the victim
+// shares an inbound capacity (fair-share rate hints, share.c).
 World::World(Input &in) {
   static const uint32_t kMss[] = {1024, 4096, 256, 1500};
   static const uint16_t kPeerPaths[] = {4, 1, 2, 64};
   static const uint32_t kPeerWin[] = {16384, 256, 1u << 20, 1024};
   static const uint32_t kOurWin[] = {16384, 256, 1024, 4096};
-  uint8_t b0 = in.u8(), b1 = in.u8();
+  uint8_t b0 = in.u8(), b1 = in.u8(), b2 = in.u8();
 
   mroce_cfg_default(&cfg);
   cfg.npaths = 1 + (b0 & 3);
@@ -434,6 +445,11 @@ World::World(Input &in) {
   h.hello.nonce = kPeerNonce;
   h.hello.max_paths = kPeerPaths[b1 & 3];
   h.hello.dsn_window = kPeerWin[(b1 >> 2) & 3];
+  if (b2 & 2) {
+    share_on = true;
+    mroce_share_init(&share, 1'250'000'000, 1'000'000, now);  // 10 Gb/s
+    mroce_share_join(&share, c);
+  }
   if (b0 & 0x20) {
     mroce_conn_open(c, now);
     drain();  // CONNECT
@@ -443,9 +459,11 @@ World::World(Input &in) {
   } else {
     h.hdr.opcode = MROCE_OP_CONNECT;
   }
-  deliver(h, nullptr, 0, 0, false);
-  drain();  // ACCEPT
-  FUZZ_REQUIRE(c->state == MROCE_CONN_ESTABLISHED, "handshake failed");
+  if (!(b2 & 1)) {
+    deliver(h, nullptr, 0, 0, false);
+    drain();  // ACCEPT
+    FUZZ_REQUIRE(c->state == MROCE_CONN_ESTABLISHED, "handshake failed");
+  }
 
   // Streams as the harness's connect_qps(1, 2) and (3, 4) make them.
   for (uint32_t i = 0; i < 2; i++) {
@@ -535,7 +553,7 @@ void World::cmd_data(Input &in) {
   mroce_hdr &h = p.hdr;
   h.opcode = op;
   h.dst_conn = c->id;
-  h.src_conn = c->peer_id;
+  h.src_conn = peer();
   h.dst_stream = q.st.id;
   h.src_stream = q.peer;
   switch ((s >> 5) & 3) {
@@ -605,7 +623,7 @@ void World::cmd_ack(Input &in) {
   mroce_pkt p{};
   p.hdr.opcode = MROCE_OP_ACK;
   p.hdr.dst_conn = c->id;
-  p.hdr.src_conn = c->peer_id;
+  p.hdr.src_conn = peer();
   p.hdr.path = static_cast<uint16_t>(in.u8() % c->npaths);
   p.hdr.ts = static_cast<uint32_t>(now);
   p.hdr.flags = (s & 1) ? MROCE_F_ECE : 0;
@@ -683,7 +701,7 @@ void World::cmd_ctrl(Input &in) {
   mroce_pkt p{};
   mroce_hdr &h = p.hdr;
   h.opcode = kOps[(s & 0x3f) % 7];
-  h.src_conn = (s & 0x80) ? in.u8() : c->peer_id;
+  h.src_conn = (s & 0x80) ? in.u8() : peer();
   h.dst_conn = h.opcode == MROCE_OP_CONNECT ? 0 : (s & 0x40) ? in.u8() : c->id;
   h.path = static_cast<uint16_t>(in.u8() % (c->npaths + 1));
   h.ts = static_cast<uint32_t>(now);
@@ -709,9 +727,10 @@ void World::cmd_ctrl(Input &in) {
       p.probe_ack.delay = in.u8();
       break;
     case MROCE_OP_POLL: {
-      Qp &q = pick(in.u8());
+      uint8_t qs = in.u8();
+      Qp &q = pick(qs);
       h.flags = MROCE_F_ACK_REQ;
-      h.dst_stream = q.st.id;
+      h.dst_stream = (qs & 2) ? qs >> 2 : q.st.id;  // 2: a stream not ours
       h.src_stream = q.peer;
       h.msn = rel(in, q.st.rx_next);
       break;
@@ -729,13 +748,15 @@ void World::cmd_raw(Input &in) {
   std::vector<uint8_t> b(at, at + got);
   if ((patch & 1) && b.size() >= 12) {
     mroce_put_be32(c->id, &b[4]);
-    mroce_put_be32(c->peer_id, &b[8]);
+    mroce_put_be32(peer(), &b[8]);
   }
   rx_bytes(b.data(), b.size(), patch & 2);
 }
 
-// 'P': post a send.  s: bit 0 stream, 1-3 opcode, 4 fence, 5 solicited;
-// then size selector, va, rkey, imm, swap/add, compare.
+// 'P': post a send.  s: bit 0 stream, 1-3 opcode, 4 fence, 5 solicited,
+// 6 its local buffer refuses the response (READ/ATOMIC: a bad lkey), 7 va
+// misaligned by one; then size selector, va, rkey, imm, swap/add,
+// compare.
 void World::cmd_post(Input &in) {
   static const uint8_t kOps[] = {MROCE_OP_WRITE,    MROCE_OP_WRITE_IMM,
                                  MROCE_OP_SEND,     MROCE_OP_SEND_IMM,
@@ -773,6 +794,7 @@ void World::cmd_post(Input &in) {
   if (rc) return;
   Send snd;
   snd.msg = m;
+  snd.bad_local = (s & 0x40) != 0;
   if (op_has_payload(m.op)) {
     snd.src.reset(new uint8_t[m.len ? m.len : 1]);
     for (uint32_t i = 0; i < m.len; i++)
@@ -812,8 +834,53 @@ void World::cmd_timer(Input &in) {
   } else {
     now += m * 1000ull;
   }
+  if (share_on && mroce_share_deadline(&share) <= now)
+    mroce_share_epoch(&share, now);
   mroce_conn_on_timer(c, now);
-  if (autodrain) drain();
+  if (!autodrain) return;
+  drain();
+  // The glue re-arms its timer at next_timer, and a deadline not in the
+  // future fires again at once.  That may happen once or twice (an epoch
+  // check skipped on a path that just timed out), but it must settle, or
+  // the timer would fire forever (a softirq livelock).
+  for (int spins = 0;; spins++) {
+    uint64_t at = mroce_conn_next_timer(c);
+    if (!at || at > now) break;
+    if (spins >= 4) dump_timers();
+    FUZZ_REQUIRE(spins < 4, "timer livelock: next_timer %llu, now %llu",
+                 static_cast<unsigned long long>(at),
+                 static_cast<unsigned long long>(now));
+    mroce_conn_on_timer(c, now);
+    drain();
+  }
+  (void)mroce_conn_busy(c);
+}
+
+// Everything mroce_conn_next_timer() derives a deadline from.
+void World::dump_timers() const {
+  std::fprintf(stderr, "now %llu ack_at %llu pace %llu hint %u progress %llu\n",
+               (unsigned long long)now, (unsigned long long)c->ack_at,
+               (unsigned long long)c->pace_next_ns, c->rate_hint,
+               (unsigned long long)c->last_progress_ns);
+  for (uint32_t i = 0; i < c->npaths; i++) {
+    const mroce_path &p = c->paths[i];
+    std::fprintf(
+        stderr,
+        " path %u state %u inflight %u una %u nxt %u sent %llu "
+        "last_ack %llu last_send %llu rto %llu tlp %u probe_at %llu "
+        "epoch %u@%llu\n",
+        i, p.state, p.inflight_pkts, p.snd_una, p.snd_nxt,
+        (unsigned long long)p.ring[p.snd_una % MROCE_PATH_WINDOW].sent_ns,
+        (unsigned long long)p.last_ack_ns, (unsigned long long)p.last_send_ns,
+        (unsigned long long)p.rtt.rto, p.tlp_armed,
+        (unsigned long long)p.probe_at, p.epoch_sent,
+        (unsigned long long)p.epoch_start);
+  }
+  for (auto &q : qp)
+    if (q)
+      std::fprintf(stderr, " stream %u state %u wake_at %llu poll_at %llu\n",
+                   q->st.id, q->st.state, (unsigned long long)q->st.wake_at,
+                   (unsigned long long)q->st.poll_at);
 }
 
 // 'F': the verbs layer moves a stream to the error state.
@@ -1069,6 +1136,7 @@ void World::teardown() {
     mroce_stream_detach(&q->st);
   }
   check();
+  if (share_on) mroce_share_leave(c);
   for (auto &q : qp) q.reset();
   drain();
   now += 10'000'000'000ull;

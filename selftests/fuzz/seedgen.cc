@@ -210,7 +210,7 @@ enum Size : uint8_t {
 
 struct Prog {
   Bytes b;
-  Prog(uint8_t cfg0, uint8_t cfg1) { b = {cfg0, cfg1}; }
+  Prog(uint8_t cfg0, uint8_t cfg1, uint8_t cfg2 = 0) { b = {cfg0, cfg1, cfg2}; }
   Prog &u8(uint8_t v) {
     b.push_back(v);
     return *this;
@@ -283,6 +283,8 @@ struct Prog {
 
 // Config bytes: 4 paths, mss 1024, passive, automatic drain.
 constexpr uint8_t kCfg0 = 0x03, kCfg1 = 0x00;
+// post() flags
+constexpr uint8_t kFence = 1, kBadLocal = 4;
 
 void conn_rx_programs() {
   const char *t = "fuzz_conn_rx";
@@ -449,6 +451,92 @@ void conn_rx_programs() {
                  .u8(K)
                  .drain()
                  .b);
+
+  // the handshake left to the records: the victim's CONNECT goes
+  // unanswered until it gives up; a packet meanwhile is dropped
+  write_seed(t, "connect-gives-up",
+             Prog(kCfg0 | 0x20, kCfg1, 1)
+                 .post(0, pWRITE, zMss)
+                 .data(0, dWRITE, 0, 0, 0, 0, MROCE_F_LAST, zMss, 0)
+                 .timer(12)
+                 .timer(13)
+                 .timer(13)
+                 .timer(13)
+                 .timer(13)
+                 .timer(13)
+                 .timer(13)
+                 .timer(13)
+                 .timer(13)
+                 .timer(13)
+                 .timer(0xff)
+                 .b);
+  // passive: the peer's CONNECT arrives as a record, data follows
+  write_seed(t, "connect-late",
+             Prog(kCfg0, kCfg1, 1)
+                 .ctrl(0, 0)
+                 .u8(1)
+                 .u8(3)
+                 .u8(5)
+                 .data(0, dWRITE, 0, 0, 0, 0, MROCE_F_LAST, zMss, 0)
+                 .b);
+  // fair share: the victim's ACKs carry a rate hint after an epoch
+  {
+    Prog p(kCfg0, kCfg1, 2);
+    for (int i = 0; i < 8; i++)
+      p.data(0, dWRITE, static_cast<uint8_t>(i % 4), 0, 0, 0, 0, z16Mss,
+             static_cast<uint8_t>(i));
+    p.timer(7).data(0, dWRITE, 0, 0, 0, 0, 0, z16Mss, 8).timer(7);
+    write_seed(t, "fair-share", p.b);
+  }
+  // the responder's 16 response jobs all busy: READ 17 waits until the
+  // responses are acknowledged
+  {
+    Prog p(kCfg0, kCfg1);
+    for (int i = 0; i < 18; i++)  // from the 17th on, ahead of the frontier
+      p.data(0, dREAD, static_cast<uint8_t>(i % 4), 0, 0, i < 16 ? 0 : i - 16,
+             MROCE_F_LAST, z8, 0, 1, 0);
+    p.ack(3, 0).path(0, 0, 0).path(1, 0, 0).path(2, 0, 0);
+    p.ack(1, 0).path(3, 0, 0);
+    write_seed(t, "responder-jobs-full", p.b);
+  }
+  // NO_STREAM until the retries run out (retry count 1)
+  write_seed(t, "no-stream-retries",
+             Prog(kCfg0, 0x80)
+                 .post(0, pSEND, z8)
+                 .ack(0, 1)
+                 .entry(0, 2, MROCE_ST_NO_STREAM)
+                 .timer(7)
+                 .timer(7)
+                 .ack(0, 1)
+                 .entry(0, 2, MROCE_ST_NO_STREAM)
+                 .flush(0)
+                 .b);
+  // the requester's own buffer refuses a READ response; a POLL for a
+  // stream that is not ours gets an orphan NACK
+  write_seed(t, "local-refuses-response",
+             Prog(kCfg0, kCfg1)
+                 .post(0, pREAD, z8, kBadLocal)
+                 .data(0, dREAD_RESP, 0, 0, 0, 0, MROCE_F_LAST, 0, 0)
+                 .ctrl(6, 0)
+                 .u8(0x22)
+                 .d(0)
+                 .b);
+  // one path ECN-marked epoch after epoch while another is clean: the
+  // marked path is moved to a new source port
+  {
+    Prog p(0x01 /* 2 paths */, kCfg1);
+    for (int e = 0; e < 8; e++) {
+      p.post(0, pWRITE, z64K);
+      for (int k = 0; k < 4; k++) {
+        p.ack(2, 0);
+        p.u8(0).u8(0).u8(0).u16(20).u8(1).u8(16).u8(16);  // path 0: all CE
+        p.u8(1).u8(0).u8(0).u16(20).u8(1).u8(16).u8(0);   // path 1: clean
+        p.timer(5);
+      }
+      p.ack(0, 1).entry(0, 0, MROCE_ST_OK);
+    }
+    write_seed(t, "ecn-congested-path", p.b);
+  }
 
   // the harness run replayed into the victim
   for (double loss : {0.0, 0.2}) {
