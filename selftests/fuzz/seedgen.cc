@@ -340,7 +340,7 @@ void conn_rx_programs() {
              Prog(kCfg0, kCfg1)
                  .post(0, pSEND, zMss)
                  .post(0, pREAD, z8)
-                 .post(0, pWRITE, z8, 1)
+                 .post(0, pWRITE, z8, kFence)
                  .ack(0, 1)
                  .entry(0, 2, MROCE_ST_RNR)
                  .timer(4)
