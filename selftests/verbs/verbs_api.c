@@ -611,7 +611,8 @@ static void test_srq(struct end *a)
 	check(ibv_modify_srq(srq, &q, IBV_SRQ_LIMIT) == 0,
 	      "ibv_modify_srq srq_limit");
 	memset(&q, 0, sizeof(q));
-	check(ibv_query_srq(srq, &q) == 0 && q.max_wr >= 8 && q.srq_limit == 2,
+	ret = ibv_query_srq(srq, &q);
+	check(ret == 0 && q.max_wr >= 8 && q.srq_limit == 2,
 	      "ibv_query_srq: max_wr %u srq_limit %u", q.max_wr, q.srq_limit);
 	q.max_wr = 1024;
 	check(ibv_modify_srq(srq, &q, IBV_SRQ_MAX_WR) == EOPNOTSUPP,
