@@ -25,6 +25,23 @@ _Static_assert(offsetof(struct mroce_create_cq_resp_all, drv) ==
 	       "driver payload must follow the core response");
 _Static_assert(sizeof(struct mroce_cqe) == 64, "CQE is 64 bytes");
 
+/* Check the kernel's answer, map the ring; shared with cq_ex.c. */
+int mroce_cq_map(struct mroce_cq *cq, struct ibv_context *context,
+		 const struct mroce_create_cq_resp *r, int cqe)
+{
+	int ret;
+
+	if (r->entries < (uint32_t)cqe)
+		return EPROTO;
+	ret = mroce_ring_map(&cq->ring, context->cmd_fd, &r->ring, r->entries,
+			     sizeof(struct mroce_cqe),
+			     sizeof(struct mroce_cqe));
+	if (ret)
+		return ret;
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	return 0;
+}
+
 struct ibv_cq *mroce_create_cq(struct ibv_context *context, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector)
@@ -47,16 +64,9 @@ struct ibv_cq *mroce_create_cq(struct ibv_context *context, int cqe,
 	if (ret)
 		goto err_free;
 
-	if (resp.drv.entries < (uint32_t)cqe)
-		ret = EPROTO;
-	else
-		ret = mroce_ring_map(&cq->ring, context->cmd_fd,
-				     &resp.drv.ring, resp.drv.entries,
-				     sizeof(struct mroce_cqe),
-				     sizeof(struct mroce_cqe));
+	ret = mroce_cq_map(cq, context, &resp.drv, cqe);
 	if (ret)
 		goto err_destroy;
-	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	return &cq->vcq.cq;
 
 err_destroy:

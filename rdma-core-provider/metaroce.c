@@ -4,8 +4,8 @@
  *
  * Devices are claimed by the sysfs attribute metaroce_abi (any ibdev name
  * works), never by name or driver id: the kernel uses RDMA_DRIVER_UNKNOWN.
- * The datapath verbs live in their own files (cq.c, qp.c, post.c, qp_ex.c,
- * srq.c, mr.c, ah.c); verbs not in the table below are left to libibverbs'
+ * The datapath verbs live in their own files (cq.c, cq_ex.c, qp.c, post.c,
+ * qp_ex.c, srq.c, mr.c, ah.c); verbs not in the table below are left to libibverbs'
  * defaults, which fail with EOPNOTSUPP.
  */
 #include <errno.h>
@@ -110,6 +110,7 @@ static const struct verbs_context_ops mroce_ctx_ops = {
 	.alloc_pd = mroce_alloc_pd,
 	.create_ah = mroce_create_ah,
 	.create_cq = mroce_create_cq,
+	.create_cq_ex = mroce_create_cq_ex,
 	.create_qp = mroce_create_qp,
 	.create_qp_ex = mroce_create_qp_ex,
 	.create_srq = mroce_create_srq,

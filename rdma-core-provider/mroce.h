@@ -37,6 +37,10 @@ struct mroce_cq {
 	struct verbs_cq vcq;
 	pthread_spinlock_t lock;
 	struct mroce_uring ring;
+	/* Extended polling: the CQE between start_poll and end_poll. */
+	uint32_t ex_cons;
+	uint32_t ex_prod;
+	const struct mroce_cqe *ex_cur;
 };
 
 struct mroce_srq {
@@ -71,6 +75,11 @@ static inline struct mroce_context *to_mctx(struct ibv_context *c)
 static inline struct mroce_cq *to_mcq(struct ibv_cq *c)
 {
 	return mroce_container_of(c, struct mroce_cq, vcq.cq);
+}
+
+static inline struct mroce_cq *cqex_to_mcq(struct ibv_cq_ex *c)
+{
+	return mroce_container_of(c, struct mroce_cq, vcq.cq_ex);
 }
 
 static inline struct mroce_qp *to_mqp(struct ibv_qp *q)
@@ -133,6 +142,12 @@ struct ibv_cq *mroce_create_cq(struct ibv_context *context, int cqe,
 int mroce_destroy_cq(struct ibv_cq *cq);
 int mroce_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int mroce_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int mroce_cq_map(struct mroce_cq *cq, struct ibv_context *context,
+		 const struct mroce_create_cq_resp *r, int cqe);
+
+/* cq_ex.c */
+struct ibv_cq_ex *mroce_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr);
 
 /* qp.c */
 struct ibv_qp *mroce_create_qp(struct ibv_pd *pd,

@@ -161,7 +161,8 @@ struct verbs_context_ops {
 	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
 				    struct ibv_comp_channel *channel,
 				    int comp_vector);
-	pabi_op_unused create_cq_ex;
+	struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context,
+					  struct ibv_cq_init_attr_ex *attr);
 	pabi_op_unused create_flow;
 	pabi_op_unused create_flow_action_esp;
 	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
@@ -269,6 +270,14 @@ struct ibv_alloc_pd {
 		__u8 core[sizeof(struct kstruct)];			\
 	} __attribute__((aligned(8)))
 
+/* Extended commands: the header carries the ex header too. */
+#define PABI_CMD_EX(name, kstruct)					\
+	struct name {							\
+		struct ib_uverbs_cmd_hdr hdr;				\
+		struct ib_uverbs_ex_cmd_hdr ex_hdr;			\
+		__u8 core[sizeof(struct kstruct)];			\
+	} __attribute__((aligned(8)))
+
 PABI_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 PABI_CMD(ibv_create_cq, ib_uverbs_create_cq);
 PABI_CMD(ibv_create_qp, ib_uverbs_create_qp);
@@ -277,6 +286,7 @@ PABI_CMD(ibv_query_qp, ib_uverbs_query_qp);
 PABI_CMD(ibv_create_srq, ib_uverbs_create_srq);
 PABI_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 PABI_CMD(ibv_query_srq, ib_uverbs_query_srq);
+PABI_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
 
 /* Exported by libibverbs.so.1 with version IBVERBS_PRIVATE_34. */
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
@@ -318,6 +328,12 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
@@ -395,6 +411,7 @@ PABI_OFF(verbs_srq, srq_type, sizeof(struct ibv_srq));
 PABI_OFF(verbs_srq, srq_num, sizeof(struct ibv_srq) + 24);
 PABI_OFF(verbs_context_ops, create_ah, 13 * 8);
 PABI_OFF(verbs_context_ops, create_cq, 15 * 8);
+PABI_OFF(verbs_context_ops, create_cq_ex, 16 * 8);
 PABI_OFF(verbs_context_ops, create_qp, 19 * 8);
 PABI_OFF(verbs_context_ops, create_qp_ex, 20 * 8);
 PABI_OFF(verbs_context_ops, create_srq, 22 * 8);
@@ -421,5 +438,6 @@ PABI_SIZE(ibv_query_qp, 8 + 16);
 PABI_SIZE(ibv_create_srq, 8 + 32);
 PABI_SIZE(ibv_modify_srq, 8 + 16);
 PABI_SIZE(ibv_query_srq, 8 + 16);
+PABI_SIZE(ibv_create_cq_ex, 8 + 16 + 32);
 
 #endif /* MROCE_PABI34_H */

@@ -4,8 +4,8 @@
  * cases a data transfer test does not reach: completion channels and
  * solicited events, full queues (ENOMEM with bad_wr), invalid work requests
  * (EINVAL, nothing posted), unsignaled sends, the extended send API with an
- * error mid-batch, SRQ limits, and the verbs that must fail cleanly with
- * EOPNOTSUPP.  TAP output; exit 0 if every check passed.
+ * error mid-batch, SRQ limits, extended CQ polling, and the verbs that must
+ * fail cleanly with EOPNOTSUPP.  TAP output; exit 0 if every check passed.
  *
  *   verbs_api -a DEV_A -A GIDX_A -b DEV_B -B GIDX_B
  */
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <endian.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -636,9 +637,100 @@ static void test_srq(struct end *a)
 	check(ibv_destroy_srq(srq) == 0, "ibv_destroy_srq");
 }
 
+/* Extended CQ polling on a receive CQ: opcode, length, immediate, QPN. */
+static void test_cq_ex(struct end *a, struct end *b)
+{
+	struct ibv_cq_init_attr_ex cx = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
+			    IBV_WC_EX_WITH_QP_NUM,
+	};
+	struct ibv_poll_cq_attr pa = {};
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_recv_wr rw = {}, *rbad;
+	struct ibv_sge s = sge(a, 0, 100), rs = sge(b, 0, 4096);
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp *qa_qp = NULL, *qb_qp = NULL;
+	struct ibv_cq_ex *cq;
+	struct ibv_wc wc[4];
+	int i, n = 0, good = 0, ret;
+
+	cx.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	errno = 0;
+	cq = ibv_create_cq_ex(b->ctx, &cx);
+	check(!cq && errno == EOPNOTSUPP,
+	      "ibv_create_cq_ex with completion timestamps: EOPNOTSUPP");
+	cx.wc_flags &= ~(uint64_t)IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	cq = ibv_create_cq_ex(b->ctx, &cx);
+	check(cq != NULL, "ibv_create_cq_ex (byte_len, imm, qp_num)");
+	if (!cq)
+		return;
+	qa.send_cq = qa.recv_cq = a->cq;
+	qa_qp = ibv_create_qp(a->pd, &qa);
+	qa.send_cq = qa.recv_cq = ibv_cq_ex_to_cq(cq);
+	qb_qp = ibv_create_qp(b->pd, &qa);
+	if (!qa_qp || !qb_qp || to_init(qa_qp) || to_init(qb_qp) ||
+	    to_rts(a, qa_qp, b, qb_qp->qp_num) ||
+	    to_rts(b, qb_qp, a, qa_qp->qp_num)) {
+		check(false, "QP pair on the extended CQ");
+		goto out;
+	}
+	rw.sg_list = &rs;
+	rw.num_sge = 1;
+	wr.opcode = IBV_WR_SEND_WITH_IMM;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	for (i = 0; i < 3; i++) {
+		rw.wr_id = 50 + i;
+		ibv_post_recv(qb_qp, &rw, &rbad);
+		wr.wr_id = 60 + i;
+		wr.imm_data = htobe32(0x1000 + i);
+		ibv_post_send(qa_qp, &wr, &bad);
+	}
+	check(wait_wc(a->cq, wc, 3, 10000) == 3 && all_ok(wc, 3),
+	      "3 SEND_WITH_IMM completed");
+	for (i = 0; i < 1000 && n < 3; i++) {
+		ret = ibv_start_poll(cq, &pa);
+		if (ret == ENOENT) {
+			usleep(10000);
+			continue;
+		}
+		if (ret)
+			break;
+		do {
+			if (cq->status == IBV_WC_SUCCESS &&
+			    cq->wr_id == (uint64_t)(50 + n) &&
+			    ibv_wc_read_opcode(cq) == IBV_WC_RECV &&
+			    ibv_wc_read_byte_len(cq) == 100 &&
+			    be32toh(ibv_wc_read_imm_data(cq)) ==
+				    (uint32_t)(0x1000 + n) &&
+			    ibv_wc_read_qp_num(cq) == qb_qp->qp_num &&
+			    (ibv_wc_read_wc_flags(cq) & IBV_WC_WITH_IMM))
+				good++;
+			n++;
+		} while (ibv_next_poll(cq) == 0);
+		ibv_end_poll(cq);
+	}
+	check(n == 3 && good == 3,
+	      "ibv_start_poll/next_poll/end_poll: %d receives, %d as expected",
+	      n, good);
+	check(ibv_poll_cq(ibv_cq_ex_to_cq(cq), 4, wc) == 0,
+	      "nothing left for ibv_poll_cq");
+out:
+	if (qa_qp)
+		ibv_destroy_qp(qa_qp);
+	if (qb_qp)
+		ibv_destroy_qp(qb_qp);
+	check(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0, "destroy the extended CQ");
+}
+
 static void test_unsupported(struct end *a)
 {
-	struct ibv_cq_init_attr_ex cx = { .cqe = 16 };
 	struct ibv_qp_init_attr ua = {
 		.send_cq = a->cq, .recv_cq = a->cq,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
@@ -647,14 +739,8 @@ static void test_unsupported(struct end *a)
 	};
 	struct ibv_qp_attr qa;
 	struct ibv_qp_init_attr qi;
-	struct ibv_cq_ex *cq;
 	struct ibv_qp *qp;
 
-	errno = 0;
-	cq = ibv_create_cq_ex(a->ctx, &cx);
-	check(!cq && errno == EOPNOTSUPP, "ibv_create_cq_ex: EOPNOTSUPP");
-	if (cq)
-		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
 	errno = 0;
 	qp = ibv_create_qp(a->pd, &ua);
 	check(!qp && errno, "UD QP refused (%s)", strerror(errno));
@@ -704,6 +790,7 @@ int main(int argc, char **argv)
 	test_full(&a, &b);
 	test_wr_api(&a, &b);
 	test_srq(&a);
+	test_cq_ex(&a, &b);
 	test_unsupported(&a);
 
 	printf("1..%d\n", ntest);
