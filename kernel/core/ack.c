@@ -57,8 +57,7 @@ void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
 	p->stats.lost_pkts++;
 	p->epoch_lost++;
 	c->stats.lost++;
-	if (e->ref.st)
-		mroce_retx_push(c, &e->ref);
+	mroce_retx_push(c, &e->ref);
 }
 
 /* Move snd_una past everything resolved (acknowledged or lost). */

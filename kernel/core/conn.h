@@ -162,6 +162,7 @@ struct mroce_conn_stats {
 	u64 rx_drop_state;	/* wrong connection state for the opcode */
 	u64 rx_drop_path;	/* path id beyond the negotiated count */
 	u64 rx_drop_dsn;	/* dsn outside the window */
+	u64 rx_dsn_jumps;	/* window dragged over abandoned dsns */
 	u64 rx_drop_stream;	/* no such stream / not ours */
 	u64 rx_drop_ack;	/* ACK block inconsistent with what we sent */
 	u64 tx_pkts;

@@ -59,8 +59,28 @@ enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn)
 
 	if ((s32)d < 0)
 		return MROCE_DSN_DUP;
-	if (d >= c->cfg.dsn_window)
-		return MROCE_DSN_OUTSIDE;
+	if (d >= c->cfg.dsn_window) {
+		/*
+		 * The sender never has a dsn at or beyond its oldest
+		 * unresolved one plus the window, so this dsn proves every
+		 * dsn up to dsn - window resolved there (received, or
+		 * abandoned because its message no longer needed it): drag
+		 * the window up, forgetting abandoned holes.  A jump of more
+		 * than 2^31 is not a dsn of this connection.
+		 */
+		u32 floor = dsn - (c->cfg.dsn_window - 1);
+
+		if (d >= 0x80000000u)
+			return MROCE_DSN_OUTSIDE;
+		if (floor - c->rx_dsn_base >= c->cfg.dsn_window)
+			memset(c->rx_dsn_bits, 0, sizeof(c->rx_dsn_bits));
+		else
+			for (; c->rx_dsn_base != floor; c->rx_dsn_base++)
+				bit_clear(c->rx_dsn_bits, c->rx_dsn_base,
+					  DSN_MASK);
+		c->rx_dsn_base = floor;
+		c->stats.rx_dsn_jumps++;
+	}
 	if (bit_test(c->rx_dsn_bits, dsn, DSN_MASK))
 		return MROCE_DSN_DUP;
 	bit_set(c->rx_dsn_bits, dsn, DSN_MASK);

@@ -17,6 +17,11 @@
 
 void mroce_retx_push(struct mroce_conn *c, const struct mroce_pktref *ref)
 {
+	/* a packet of a vanished stream will never go again: resolve it */
+	if (!ref->st) {
+		mroce_dsn_tx_ack(c, ref->dsn);
+		return;
+	}
 	if (MROCE_WARN_ON(c->retx_tail - c->retx_head >= c->retx_cap))
 		return;
 	c->retx[c->retx_tail % c->retx_cap] = *ref;
@@ -236,6 +241,12 @@ static struct mroce_pktref *retx_peek(struct mroce_conn *c)
 		if (ref->st && !mroce_dsn_tx_acked(c, ref->dsn) &&
 		    mroce_pktref_live(ref))
 			return ref;
+		/*
+		 * Not needed any more (its message completed, failed or went
+		 * to a new attempt): the dsn is resolved without being acked,
+		 * or the dsn window would never move past it.
+		 */
+		mroce_dsn_tx_ack(c, ref->dsn);
 		c->retx_head++;
 	}
 	return NULL;

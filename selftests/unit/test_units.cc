@@ -211,8 +211,13 @@ TEST_F(ConnFixture, DsnReceiveWindowIsExactlyOnce) {
     ASSERT_EQ(mroce_dsn_rx(c, again), MROCE_DSN_DUP);
   }
   EXPECT_EQ(c->rx_dsn_base, 5000u);
-  EXPECT_EQ(mroce_dsn_rx(c, 5000 + 1024), MROCE_DSN_OUTSIDE);
   EXPECT_EQ(mroce_dsn_rx(c, 5000 + 1023), MROCE_DSN_NEW);
+  // a dsn a window ahead proves everything a window behind it resolved at
+  // the sender: the receiver drags its window, forgetting the holes
+  EXPECT_EQ(mroce_dsn_rx(c, 5000 + 1024 + 10), MROCE_DSN_NEW);
+  EXPECT_EQ(c->rx_dsn_base, 5000u + 11);
+  EXPECT_EQ(mroce_dsn_rx(c, 5005), MROCE_DSN_DUP);
+  EXPECT_EQ(mroce_dsn_rx(c, c->rx_dsn_base + 0x80000000u), MROCE_DSN_OUTSIDE);
 }
 
 TEST_F(ConnFixture, DsnSenderAcks) {
