@@ -750,8 +750,9 @@ static void test_unsupported(struct end *a)
 	check(ibv_resize_cq(a->cq, 128) != 0, "ibv_resize_cq refused");
 	check(ibv_alloc_mw(a->pd, IBV_MW_TYPE_1) == NULL,
 	      "ibv_alloc_mw refused");
-	check(ibv_query_qp(a->qp, &qa, IBV_QP_STATE | IBV_QP_CAP, &qi) == 0 &&
-	      qa.qp_state == IBV_QPS_RTS &&
+	memset(&qi, 0, sizeof(qi));
+	errno = ibv_query_qp(a->qp, &qa, IBV_QP_STATE | IBV_QP_CAP, &qi);
+	check(errno == 0 && qa.qp_state == IBV_QPS_RTS &&
 	      qi.cap.max_inline_data >= 32,
 	      "ibv_query_qp: RTS, max_inline_data %u", qi.cap.max_inline_data);
 }
