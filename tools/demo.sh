@@ -35,7 +35,7 @@ done
 
 # ---- host: boot the VM and run this script inside --------------------------
 if [ "${METAROCE_VM:-}" != 1 ]; then
-	cd "$top"
+	cd "$top" || exit 1
 	build=${BUILD:-$top/build}
 	vm=$build/tools/vm/metaroce-vm
 	if [ ! -x "$vm" ]; then

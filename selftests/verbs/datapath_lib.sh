@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# shellcheck shell=bash
 # Shared setup of the datapath tests (sourced after selftests/vm/lib.sh).
 #
 # Two topologies over one veth pair; netem, when asked for, sits on both

@@ -24,6 +24,7 @@ dp_require
 	ksft_skip "integrity not built (make provider)"
 ksft_require_cmd ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat
 dp_setup_netns 9000
+# shellcheck disable=SC2086 # netem options are words
 dp_netem $netem || ksft_fail "netem $netem"
 mroce_log "netem on both ends: $netem"
 

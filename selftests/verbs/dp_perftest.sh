@@ -31,6 +31,7 @@ bw() {
 	_api=
 	[ "$_q" -gt 1 ] && _api=--use_old_post_send
 	_desc="$_tool -s $_size -q $_q${_bi:+ -b}${_api:+ $_api}"
+	# shellcheck disable=SC2086 # empty options vanish
 	if dp_perftest "${_tool}_${_size}_${_q}${_bi:+_bi}" "$_tool" \
 		-s "$_size" -q "$_q" -n "$(iters "$_size" "$_q")" $_bi $_api; then
 		echo "ok: $_desc: $DP_BW MB/s"

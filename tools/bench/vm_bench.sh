@@ -78,6 +78,7 @@ done
 pidfile=$DP_OUT/iperf3.pid
 iperf3 -s -B "$DP_IP_B" -p 5299 -D -I "$pidfile" \
 	--logfile "$DP_OUT/iperf3-server.log" || ksft_fail "iperf3 server"
+# shellcheck disable=SC2016 # expanded when the cleanup runs
 mroce_defer 'kill "$(cat '"$pidfile"')"'
 mroce_wait_for 10 sh -c "ss -ltnH | grep -q ':5299 '"
 for loss in $losses; do
