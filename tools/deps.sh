@@ -16,7 +16,7 @@ cache=${METAROCE_CACHE:-$top/.cache}
 
 pkgs="linux-headers-$KVER qemu-system-x86 busybox-static kmod rdma-core
 ibverbs-utils ibverbs-providers libibverbs-dev perftest rdmacm-utils
-python3-pyverbs python3-pytest iproute2 iperf3 cmake make g++ gcc-12
+python3-pyverbs python3-pytest iproute2 iperf3 iputils-ping cmake make g++ gcc-12
 googletest libgtest-dev libgmock-dev libbenchmark-dev clang
 libclang-rt-14-dev python3-matplotlib linux-source-6.1 binutils xz-utils
 valgrind"
