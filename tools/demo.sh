@@ -54,7 +54,7 @@ fi
 . "$top/selftests/verbs/datapath_lib.sh"
 
 ksft_require_root
-ksft_require_cmd ip tc rdma ib_write_bw
+ksft_require_cmd ip tc rdma ib_write_bw ping
 mroce_use_provider || ksft_fail "provider not built"
 ksft_require_module veth sch_netem
 

@@ -15,7 +15,7 @@
 
 dp_require
 inject=$(dp_tool mroce-inject) || ksft_skip "mroce-inject not built (make user)"
-ksft_require_cmd ib_write_bw
+ksft_require_cmd ib_write_bw ping
 [ -x "$METAROCE_ROOT/selftests/verbs/integrity" ] ||
 	ksft_skip "integrity not built (make provider)"
 dp_setup_netns 9000
