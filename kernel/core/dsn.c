@@ -65,13 +65,11 @@ enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn)
 		 * unresolved one plus the window, so this dsn proves every
 		 * dsn up to dsn - window resolved there (received, or
 		 * abandoned because its message no longer needed it): drag
-		 * the window up, forgetting abandoned holes.  A jump of more
-		 * than 2^31 is not a dsn of this connection.
+		 * the window up, forgetting abandoned holes.  (More than 2^31
+		 * ahead counts as behind: a duplicate, above.)
 		 */
 		u32 floor = dsn - (c->cfg.dsn_window - 1);
 
-		if (d >= 0x80000000u)
-			return MROCE_DSN_OUTSIDE;
 		if (floor - c->rx_dsn_base >= c->cfg.dsn_window)
 			memset(c->rx_dsn_bits, 0, sizeof(c->rx_dsn_bits));
 		else
