@@ -57,11 +57,12 @@ void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
 	p->stats.lost_pkts++;
 	p->epoch_lost++;
 	c->stats.lost++;
+	e->ref.path = (u8)p->id;
 	mroce_retx_push(c, &e->ref);
 }
 
 /* Move snd_una past everything resolved (acknowledged or lost). */
-static void advance_una(struct mroce_path *p)
+void mroce_path_advance(struct mroce_path *p)
 {
 	while (p->snd_una != p->snd_nxt &&
 	       mroce_path_ent(p, p->snd_una)->state != MROCE_TXE_INFLIGHT) {
@@ -80,7 +81,7 @@ void mroce_path_lose_all(struct mroce_conn *c, struct mroce_path *p)
 	for (psn = p->snd_una; psn != p->snd_nxt; psn++)
 		if (mroce_path_ent(p, psn)->state == MROCE_TXE_INFLIGHT)
 			mroce_path_mark_lost(c, p, mroce_path_ent(p, psn));
-	advance_una(p);
+	mroce_path_advance(p);
 }
 
 /* One packet acknowledged; returns true if it was news. */
@@ -129,7 +130,27 @@ static void detect_losses(struct mroce_conn *c, struct mroce_path *p,
 		mroce_path_mark_lost(c, p, e);
 	}
 	p->lost_scan = psn;
-	advance_una(p);
+	mroce_path_advance(p);
+}
+
+/*
+ * The paths of a connection join the same two endpoints, so the first
+ * sample of any path is a far better guess for the paths still without one
+ * than the initial RTO: seed them with it.  Otherwise a path whose first
+ * packets are lost waits out rto_init, which on a fast fabric is the
+ * dominant cost of a lossy transfer.
+ */
+static void rtt_sample(struct mroce_conn *c, struct mroce_path *p, u64 rtt)
+{
+	u32 i;
+
+	if (!p->rtt.samples)
+		for (i = 0; i < c->npaths; i++)
+			if (!c->paths[i].rtt.samples && &c->paths[i] != p)
+				mroce_rtt_sample(&c->paths[i].rtt, rtt,
+						 c->cfg.rto_min_ns,
+						 c->cfg.rto_max_ns);
+	mroce_rtt_sample(&p->rtt, rtt, c->cfg.rto_min_ns, c->cfg.rto_max_ns);
 }
 
 static void ack_path(struct mroce_conn *c, struct mroce_path *p,
@@ -172,7 +193,7 @@ static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 	}
 	if (mroce_seq_lt(p->snd_high, top) && mroce_seq_le(top, p->snd_nxt))
 		p->snd_high = top;
-	advance_una(p);
+	mroce_path_advance(p);
 	detect_losses(c, p, now);
 
 	/* ECN: the receiver's cumulative counts, newer than what we had */
@@ -193,8 +214,7 @@ static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 		return;
 	sample = (u32)((u32)now - ap->echo_ts);
 	if (sample > ap->ack_delay)
-		mroce_rtt_sample(&p->rtt, sample - ap->ack_delay,
-				 c->cfg.rto_min_ns, c->cfg.rto_max_ns);
+		rtt_sample(c, p, sample - ap->ack_delay);
 	mroce_cc_on_ack(&p->cc, bytes);
 	mroce_cc_on_ack(&c->cc, bytes);
 	if (mroce_seq_le(p->wnd_end, p->snd_una)) {
@@ -208,7 +228,7 @@ static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 	p->last_ack_ns = now;
 	c->last_progress_ns = now;
 	p->rto_count = 0;
-	p->tlp_armed = 1;
+	p->tlp_left = MROCE_TLP_MAX;
 	if (p->state == MROCE_PATH_SUSPECT) {
 		p->state = MROCE_PATH_ACTIVE;
 		p->state_since = now;
@@ -348,8 +368,7 @@ void mroce_path_probe_acked(struct mroce_conn *c, struct mroce_path *p,
 	u32 sample = (u32)now - echo_ts;
 
 	if (sample > delay)
-		mroce_rtt_sample(&p->rtt, sample - delay, c->cfg.rto_min_ns,
-				 c->cfg.rto_max_ns);
+		rtt_sample(c, p, sample - delay);
 	p->probes_unanswered = 0;
 	if (p->state != MROCE_PATH_PROBING)
 		return;

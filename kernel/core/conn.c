@@ -103,6 +103,23 @@ u64 mroce_conn_rto(const struct mroce_conn *c)
 	return MROCE_MAX(rto, c->cfg.rto_min_ns);
 }
 
+u64 mroce_conn_pto(const struct mroce_conn *c)
+{
+	u64 srtt = 0;
+	u32 i;
+
+	for (i = 0; i < c->npaths; i++) {
+		const struct mroce_path *p = &c->paths[i];
+
+		if (p->state == MROCE_PATH_ACTIVE && p->rtt.samples &&
+		    (!srtt || p->rtt.srtt < srtt))
+			srtt = p->rtt.srtt;
+	}
+	if (!srtt)
+		return mroce_conn_rto(c);
+	return MROCE_MAX(2 * srtt, c->cfg.tlp_min_ns);
+}
+
 static bool cfg_valid(const struct mroce_cfg *cfg)
 {
 	return cfg->npaths >= 1 && cfg->npaths <= MROCE_MAX_PATHS &&
@@ -216,6 +233,27 @@ static void adopt_peer(struct mroce_conn *c, const struct mroce_pkt *pkt)
 				     pkt->hello.dsn_window);
 }
 
+/*
+ * A CONNECTING endpoint got a packet addressed to its own connection id: the
+ * peer has processed our CONNECT and is established, and its ACCEPT is
+ * late (data sprayed over other paths overtook it) or lost.  Dropping the
+ * packet would make the peer time out before it has an RTT sample, so take
+ * the peer's id now and run conservatively (one path, the smallest dsn
+ * window) until its ACCEPT brings its parameters; keep asking with CONNECT.
+ */
+void mroce_conn_implicit_accept(struct mroce_conn *c,
+				const struct mroce_hdr *h, u64 now)
+{
+	c->peer_id = h->src_conn;
+	c->peer_nonce = 0;	/* unknown until the ACCEPT */
+	c->npaths = 1;
+	c->tx_dsn_window = MROCE_PATH_WINDOW;
+	c->hello_at = now;
+	c->state = MROCE_CONN_ESTABLISHED;
+	c->last_progress_ns = now;
+	c->ops->conn_event(c->ctx, c, MROCE_EV_ESTABLISHED, 0);
+}
+
 static void establish(struct mroce_conn *c, u64 now)
 {
 	c->state = MROCE_CONN_ESTABLISHED;
@@ -237,8 +275,9 @@ void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			establish(c, now);
 			return;
 		case MROCE_CONN_ESTABLISHED:
-			if (hl->nonce == c->peer_nonce &&
-			    pkt->hdr.src_conn == c->peer_id) {
+			if (pkt->hdr.src_conn == c->peer_id &&
+			    (hl->nonce == c->peer_nonce || !c->peer_nonce)) {
+				adopt_peer(c, pkt);
 				c->accept_pending = 1;	/* our ACCEPT was lost */
 				return;
 			}
@@ -259,8 +298,11 @@ void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	if (c->state == MROCE_CONN_CONNECTING) {
 		adopt_peer(c, pkt);
 		establish(c, now);
-	} else if (c->state != MROCE_CONN_ESTABLISHED ||
-		   pkt->hdr.src_conn != c->peer_id) {
+	} else if (c->state == MROCE_CONN_ESTABLISHED &&
+		   pkt->hdr.src_conn == c->peer_id) {
+		/* completes an implicit accept; harmless when repeated */
+		adopt_peer(c, pkt);
+	} else {
 		c->stats.rx_drop_state++;
 	}
 }

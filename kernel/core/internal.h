@@ -13,11 +13,15 @@
 
 /* ---- conn.c ---- */
 void mroce_conn_fail(struct mroce_conn *c, u32 reason);
+void mroce_conn_implicit_accept(struct mroce_conn *c,
+				const struct mroce_hdr *h, u64 now);
 void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			 u64 now);
 u16 mroce_pick_sport(struct mroce_conn *c);
 /* A timeout for stream-level waits: the smallest RTO of a live path. */
 u64 mroce_conn_rto(const struct mroce_conn *c);
+/* A probe timeout: two RTTs of the fastest live path, at least tlp_min. */
+u64 mroce_conn_pto(const struct mroce_conn *c);
 u64 mroce_rand(struct mroce_conn *c);
 
 /* A stream has packets to send: put it on the scheduler ring. */
@@ -85,6 +89,8 @@ void mroce_ack_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		  const void *buf, u64 now);
 u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
 		    struct mroce_tx *tx);
+/* Move snd_una past resolved packets: the RTO runs from the oldest live one. */
+void mroce_path_advance(struct mroce_path *p);
 void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
 		     const struct mroce_pktref *ref, u64 now);
 void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,

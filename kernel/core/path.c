@@ -24,7 +24,7 @@ void mroce_path_init(struct mroce_path *p, u16 id, u16 sport, u32 mss,
 	p->rtt.rto = rto_init;
 	p->state_since = now;
 	p->epoch_start = now;
-	p->tlp_armed = 1;
+	p->tlp_left = MROCE_TLP_MAX;
 	mroce_cc_init(&p->cc, mss, init_cwnd, MROCE_PATH_WINDOW * mss);
 	/* the ring is only read for psns in [snd_una, snd_nxt) */
 }

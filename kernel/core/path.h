@@ -23,6 +23,9 @@ extern "C" {
 
 struct mroce_stream;
 
+/* Tail-loss probes a silent path sends (backing off) before its RTO. */
+#define MROCE_TLP_MAX		3
+
 enum mroce_path_state {
 	MROCE_PATH_ACTIVE,	/* carries data */
 	MROCE_PATH_SUSPECT,	/* timed out once: one packet at a time */
@@ -58,6 +61,7 @@ struct mroce_pktref {
 	u8 attempt;
 	u8 flags;
 	u8 resp;	/* MROCE_TXE_RESP: index of the response job */
+	u8 path;	/* lost: the path it was lost on */
 };
 
 struct mroce_txent {
@@ -100,7 +104,7 @@ struct mroce_path {
 	u8 state;
 	u8 rto_count;		/* consecutive timeouts */
 	u8 probes_unanswered;
-	u8 tlp_armed;		/* a tail-loss probe may fire */
+	u8 tlp_left;		/* tail-loss probes left before an RTO */
 
 	/* ---- sender half ---- */
 	u32 snd_una;		/* oldest unresolved psn */

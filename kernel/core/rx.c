@@ -66,7 +66,12 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	const struct mroce_hdr *h = &pkt->hdr;
 	struct mroce_stream *st;
 
-	if (h->path >= c->npaths) {
+	/*
+	 * The peer's path ids index our receive halves: any id below what we
+	 * allocated is fine (it sends on min(its, our) paths; while an
+	 * implicit accept has us sending on one path, it may still use more).
+	 */
+	if (h->path >= c->cfg.npaths) {
 		c->stats.rx_drop_path++;
 		return;
 	}
@@ -127,6 +132,9 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		break;
 	}
 
+	if (c->state == MROCE_CONN_CONNECTING && h->dst_conn == c->id &&
+	    h->opcode != MROCE_OP_CLOSE)
+		mroce_conn_implicit_accept(c, h, now);
 	if (c->state != MROCE_CONN_ESTABLISHED || h->src_conn != c->peer_id) {
 		c->stats.rx_drop_state++;
 		return;
@@ -138,7 +146,7 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		c->ops->conn_event(c->ctx, c, MROCE_EV_CLOSED, 0);
 		return;
 	case MROCE_OP_PROBE:
-		if (h->path >= c->npaths) {
+		if (h->path >= c->cfg.npaths) {
 			c->stats.rx_drop_path++;
 			return;
 		}

@@ -448,7 +448,7 @@ void mroce_stream_pkt_acked(struct mroce_conn *c,
 		 */
 		if (t->acked == total && t->acked_last && !st->poll_at &&
 		    !op_is_read_atomic(t->m.op)) {
-			st->poll_at = now + mroce_conn_rto(c);
+			st->poll_at = now + mroce_conn_pto(c);
 			mroce_waitq_arm(c, st, st->poll_at);
 		}
 	}
@@ -957,7 +957,7 @@ void mroce_stream_on_wake(struct mroce_conn *c, struct mroce_stream *st,
 					mroce_list_add_tail(&st->pollq,
 							    &c->pollq);
 				st->stats.polls++;
-				st->poll_at = now + mroce_conn_rto(c);
+				st->poll_at = now + mroce_conn_pto(c);
 			}
 		}
 	}

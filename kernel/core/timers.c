@@ -18,7 +18,10 @@
  *  tlp        per path: a tail-loss probe.  When a path has been silent
  *             for two RTTs after its last send, its newest packet is
  *             resent, so the last packet of a message does not wait for
- *             an RTO; the ACK of the probe exposes any earlier hole.
+ *             an RTO; the ACK of the probe exposes any earlier hole.  Up
+ *             to MROCE_TLP_MAX probes per silence, each waiting twice as
+ *             long, since a probe is lost as easily as the packet it
+ *             replaces.
  *  probe      per path, PROBING: send a PROBE; after probe_max without an
  *             answer try yet another source port.
  *  epoch      path health: a path losing far more than its siblings, or
@@ -60,10 +63,12 @@ static u64 path_rto_at(const struct mroce_path *p)
 
 static u64 path_tlp_at(const struct mroce_conn *c, const struct mroce_path *p)
 {
-	if (!p->inflight_pkts || !p->tlp_armed ||
+	if (!p->inflight_pkts || !p->tlp_left ||
 	    p->state != MROCE_PATH_ACTIVE)
 		return 0;
-	return MROCE_MAX(p->last_send_ns, p->last_ack_ns) + tlp_timeout(c, p);
+	/* each further probe waits twice as long */
+	return MROCE_MAX(p->last_send_ns, p->last_ack_ns) +
+	       (tlp_timeout(c, p) << (MROCE_TLP_MAX - p->tlp_left));
 }
 
 u64 mroce_conn_next_timer(const struct mroce_conn *c)
@@ -80,6 +85,8 @@ u64 mroce_conn_next_timer(const struct mroce_conn *c)
 	default:
 		return 0;
 	}
+	if (!c->peer_nonce && c->hello_tries <= c->cfg.hello_retries)
+		at = earliest(at, c->hello_at);
 	if (c->ack_at)
 		at = earliest(at, c->ack_at);
 	/* only when the pacer, not a window, is what holds data back */
@@ -128,7 +135,7 @@ static void on_tlp(struct mroce_conn *c, struct mroce_path *p)
 {
 	u32 psn = p->snd_nxt;
 
-	p->tlp_armed = 0;
+	p->tlp_left--;
 	while (psn != p->snd_una) {
 		struct mroce_txent *e = mroce_path_ent(p, --psn);
 
@@ -136,6 +143,8 @@ static void on_tlp(struct mroce_conn *c, struct mroce_path *p)
 			p->stats.tlps++;
 			c->stats.tlps++;
 			mroce_path_mark_lost(c, p, e);
+			/* snd_una may now name a resolved packet: move it on */
+			mroce_path_advance(p);
 			return;
 		}
 	}

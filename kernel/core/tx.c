@@ -75,8 +75,10 @@ static bool poll_ctrl(struct mroce_conn *c, u64 now, void *buf,
 	u32 i;
 
 	memset(&pkt, 0, sizeof(pkt));
-	if (c->state == MROCE_CONN_CONNECTING && c->hello_at <= now &&
-	    c->hello_tries <= c->cfg.hello_retries) {
+	/* CONNECT again while the peer's parameters are unknown */
+	if ((c->state == MROCE_CONN_CONNECTING ||
+	     (c->state == MROCE_CONN_ESTABLISHED && !c->peer_nonce)) &&
+	    c->hello_at <= now && c->hello_tries <= c->cfg.hello_retries) {
 		hdr_common(c, &pkt, MROCE_OP_CONNECT, p, now);
 		goto hello;
 	}
@@ -271,7 +273,14 @@ static enum mroce_poll poll_data(struct mroce_conn *c, u64 now, void *buf,
 	if (ref) {
 		if (!conn_room(c, ref->len))
 			return MROCE_POLL_IDLE;
-		p = pick_path(c, ref->len, NULL);
+		/*
+		 * Back on the path that lost it while that path is healthy: a
+		 * path's losses are detected by its later packets, so a resend
+		 * elsewhere would leave the original path's tail unexposed.
+		 */
+		p = &c->paths[ref->path < c->npaths ? ref->path : 0];
+		p = pick_path(c, ref->len,
+			      p->state == MROCE_PATH_ACTIVE ? p : NULL);
 		if (!p)
 			return MROCE_POLL_IDLE;
 		nref = *ref;

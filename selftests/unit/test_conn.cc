@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <numeric>
 
 #include "harness.h"
@@ -478,5 +479,62 @@ TEST(StreamStart, TxStartOnlyBeforeFirstPost) {
   w.msg.cookie = 1;
   ASSERT_EQ(f.ep(0).post_send(f.ep(0).qp(1), w), 0);
   EXPECT_EQ(mroce_stream_set_tx_start(&st, 5), MROCE_EINVAL);
+}
+}  // namespace
+
+namespace {
+// Both ends open at once and A's ACCEPT travels a much slower route than
+// the data A sends right after it: B must take the data (implicit accept),
+// not drop it, and the transfer must not wait for an RTO.
+TEST(Handshake, DataOvertakingTheAcceptIsNotLost) {
+  using namespace mroce::test;
+  // a seed whose path-0 route (control packets) no other path shares
+  std::unique_ptr<Fabric> fp;
+  size_t slow = 0;
+  for (uint64_t seed = 1; seed < 200 && !fp; seed++) {
+    auto g = std::make_unique<Fabric>(seed);
+    for (int d = 0; d < 2; d++) {
+      g->routes[d].assign(8, Route{});
+      for (auto &r : g->routes[d]) {
+        r.delay_ns = 10'000;
+        r.gbps = 10;
+      }
+    }
+    auto cfg = test_cfg(4, 1024);
+    g->add_endpoint(cfg);
+    g->add_endpoint(cfg);
+    slow = g->route_of(0, g->ep(0).conn->paths[0].sport);
+    bool alone = true;
+    for (uint32_t i = 1; i < 4; i++)
+      alone &= g->route_of(0, g->ep(0).conn->paths[i].sport) != slow;
+    if (alone) fp = std::move(g);
+  }
+  ASSERT_TRUE(fp);
+  Fabric &f = *fp;
+  Endpoint &A = f.ep(0), &B = f.ep(1);
+  f.routes[0][slow].delay_ns = 2'000'000;
+  connect_qps(f, 1, 2);
+  uint32_t rkey = B.add_region(0, 1 << 20);
+  SendWr w;
+  w.msg.op = MROCE_OP_WRITE;
+  w.msg.cookie = 1;
+  w.msg.len = 64 << 10;
+  w.msg.rkey = rkey;
+  w.data.assign(64 << 10, 9);
+  ASSERT_EQ(A.post_send(A.qp(1), std::move(w)), 0);
+  // B opens first; A answers B's CONNECT with ACCEPT (slow) + data (fast)
+  mroce_conn_open(B.conn, f.now);
+  B.drain(f.now);
+  mroce_conn_open(A.conn, f.now);
+  A.drain(f.now);
+  ASSERT_TRUE(f.run([&] { return !A.qp(1).scq.empty(); }, 1'500'000));
+  EXPECT_EQ(A.qp(1).scq[0].status, MROCE_WC_OK);
+  EXPECT_EQ(B.conn->stats.rx_drop_state, 0u);  // nothing dropped for want of the ACCEPT
+  EXPECT_LT(f.now, 2'000'000u);                 // done before the ACCEPT arrived
+  EXPECT_EQ(B.regions[rkey].mem[(64 << 10) - 1], 9);
+  // once the ACCEPT arrives, B runs with the negotiated parameters
+  f.run([] { return false; }, 5'000'000);
+  EXPECT_EQ(B.conn->npaths, 4u);
+  EXPECT_NE(B.conn->peer_nonce, 0u);
 }
 }  // namespace
