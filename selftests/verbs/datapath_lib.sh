@@ -189,8 +189,9 @@ dp_netem() {
 }
 
 # dp_perftest NAME TOOL ARGS..: one perftest run, server at B, client at A.
-# Sets DP_BW (MB/s average, bw tools) or DP_LAT (usec typical, lat tools);
-# returns 1 (and prints both sides) if either side failed or reported 0.
+# Sets DP_BW (MB/s average) and DP_RATE (Mpps) for bw tools, DP_LAT (usec)
+# for lat tools; returns 1 (and prints both sides) if either side failed or
+# reported nothing (bw: zero MB/s and zero messages per second).
 dp_perftest() {
 	_name=$1
 	_tool=$2
@@ -219,9 +220,13 @@ dp_perftest() {
 	DP_LAT=
 	case $_tool in
 	*_bw)
-		# "#bytes #iterations BW-peak BW-average MsgRate": the average.
+		# "#bytes #iterations BW-peak BW-average MsgRate": the average,
+		# and the message rate, which is what is left of 1-byte
+		# messages once MB/s is rounded to two decimals.
 		DP_BW=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $4 } END { print v }' "$_clog")
+		DP_RATE=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $5 } END { print v }' "$_clog")
 		_val=$DP_BW
+		awk -v v="$DP_BW" 'BEGIN { exit !(v == 0) }' && _val=$DP_RATE
 		;;
 	*_lat)
 		# "#bytes #iter min max typical avg ...": the typical; with -D,

@@ -34,8 +34,9 @@ bw() {
 	# shellcheck disable=SC2086 # empty options vanish
 	if dp_perftest "${_tool}_${_size}_${_q}${_bi:+_bi}" "$_tool" \
 		-s "$_size" -q "$_q" -n "$(iters "$_size" "$_q")" $_bi $_api; then
-		echo "ok: $_desc: $DP_BW MB/s"
-		printf '%-40s %12s MB/s\n' "$_desc" "$DP_BW" >>"$results"
+		echo "ok: $_desc: $DP_BW MB/s, $DP_RATE Mpps"
+		printf '%-50s %10s MB/s %10s Mpps\n' "$_desc" "$DP_BW" \
+			"$DP_RATE" >>"$results"
 	else
 		echo "FAIL: $_desc"
 		_ksft_failed=$((_ksft_failed + 1))
@@ -48,7 +49,7 @@ lat() {
 	if dp_perftest "${_tool}_${_size}" "$_tool" -s "$_size" \
 		-n "$(iters "$_size" 4)"; then
 		echo "ok: $_desc: $DP_LAT usec"
-		printf '%-40s %12s usec\n' "$_desc" "$DP_LAT" >>"$results"
+		printf '%-50s %10s usec\n' "$_desc" "$DP_LAT" >>"$results"
 	else
 		echo "FAIL: $_desc"
 		_ksft_failed=$((_ksft_failed + 1))
