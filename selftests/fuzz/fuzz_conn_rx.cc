@@ -12,7 +12,9 @@
 // step the connection's bookkeeping is recounted from scratch: in-flight
 // bytes per path and per connection against the scoreboard ring, the SACK
 // and dsn windows, the stream windows, the retransmission queue.  Every
-// packet the victim emits must pass the decoder.  At the end every stream is
+// packet the victim emits must pass the decoder, and after a timer run and
+// a drain the next deadline must move into the future (else the glue's
+// timer would spin).  At the end every stream is
 // flushed and detached: every posted send and every claimed receive must
 // have completed exactly once, and nothing may still point at a stream.
 //
@@ -867,14 +869,13 @@ void World::dump_timers() const {
     std::fprintf(
         stderr,
         " path %u state %u inflight %u una %u nxt %u sent %llu "
-        "last_ack %llu last_send %llu rto %llu tlp %u probe_at %llu "
+        "last_ack %llu last_send %llu rto %llu probe_at %llu "
         "epoch %u@%llu\n",
         i, p.state, p.inflight_pkts, p.snd_una, p.snd_nxt,
         (unsigned long long)p.ring[p.snd_una % MROCE_PATH_WINDOW].sent_ns,
         (unsigned long long)p.last_ack_ns, (unsigned long long)p.last_send_ns,
-        (unsigned long long)p.rtt.rto, p.tlp_armed,
-        (unsigned long long)p.probe_at, p.epoch_sent,
-        (unsigned long long)p.epoch_start);
+        (unsigned long long)p.rtt.rto, (unsigned long long)p.probe_at,
+        p.epoch_sent, (unsigned long long)p.epoch_start);
   }
   for (auto &q : qp)
     if (q)
@@ -1016,8 +1017,10 @@ void World::check_path(const mroce_path &p, uint32_t i, uint64_t *inflight) {
       bytes += e.ref.len;
       pkts++;
     }
-    FUZZ_REQUIRE(stream_ok(e.ref.st), "path %u psn %u: stale stream pointer", i,
-                 psn);
+    FUZZ_REQUIRE(stream_ok(e.ref.st),
+                 "path %u psn %u: stale stream pointer %p (state %u, dsn %u)",
+                 i, psn, static_cast<const void *>(e.ref.st), e.state,
+                 e.ref.dsn);
     FUZZ_REQUIRE(seq_lt(e.ref.dsn, c->tx_dsn_nxt) || !e.ref.st,
                  "path %u psn %u: dsn %u never allocated", i, psn, e.ref.dsn);
   }
@@ -1156,10 +1159,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   while (!in.done()) {
     uint8_t cmd = kCmds[in.u8() % 16];
     if (kTrace) {
-      const mroce_conn *c = w.c;
-      std::fprintf(stderr, "-- %c state=%u inflight=%u dsn=[%u,%u) rx=%u",
-                   "DACRPQTXFK"[cmd], c -> state, c -> inflight,
-                   c -> tx_dsn_una, c -> tx_dsn_nxt, c -> rx_dsn_base);
+      std::fprintf(stderr, "-- %c state=%u np=%u inflight=%u dsn=[%u,%u) rx=%u",
+                   "DACRPQTXFK"[cmd], w.c->state, w.c->npaths, w.c->inflight,
+                   w.c->tx_dsn_una, w.c->tx_dsn_nxt, w.c->rx_dsn_base);
       for (auto &q : w.qp)
         std::fprintf(stderr, " | s%u %u tx=[%#x %#x %#x) rx=%#x rd=%u",
                      q->st.id, q->st.state, q->st.tx_una, q->st.tx_next,

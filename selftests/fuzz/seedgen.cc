@@ -470,6 +470,18 @@ void conn_rx_programs() {
                  .timer(13)
                  .timer(0xff)
                  .b);
+  // the established peer repeats its CONNECT (same nonce) announcing fewer
+  // paths while data is in flight on all four: nothing may change under
+  // the packets in flight (the path count, the dsn window)
+  write_seed(t, "connect-repeat-fewer-paths",
+             Prog(kCfg0, kCfg1)
+                 .post(0, pWRITE, z16Mss)
+                 .ctrl(0, 0)
+                 .u8(1)
+                 .u8(1)
+                 .u8(0)
+                 .timer(4)
+                 .b);
   // passive: the peer's CONNECT arrives as a record, data follows
   write_seed(t, "connect-late",
              Prog(kCfg0, kCfg1, 1)
