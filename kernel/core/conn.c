@@ -277,7 +277,14 @@ void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		case MROCE_CONN_ESTABLISHED:
 			if (pkt->hdr.src_conn == c->peer_id &&
 			    (hl->nonce == c->peer_nonce || !c->peer_nonce)) {
-				adopt_peer(c, pkt);
+				/*
+				 * Adopt only to complete an implicit accept
+				 * (one path, the smallest window: it can only
+				 * grow).  Otherwise packets may be in flight
+				 * on every path: nothing may shrink under them.
+				 */
+				if (!c->peer_nonce)
+					adopt_peer(c, pkt);
 				c->accept_pending = 1;	/* our ACCEPT was lost */
 				return;
 			}
@@ -300,8 +307,9 @@ void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		establish(c, now);
 	} else if (c->state == MROCE_CONN_ESTABLISHED &&
 		   pkt->hdr.src_conn == c->peer_id) {
-		/* completes an implicit accept; harmless when repeated */
-		adopt_peer(c, pkt);
+		/* completes an implicit accept; a repeat changes nothing */
+		if (!c->peer_nonce)
+			adopt_peer(c, pkt);
 	} else {
 		c->stats.rx_drop_state++;
 	}

@@ -235,4 +235,47 @@ TEST(Regression, NoSpuriousRtoAfterTailLossProbe) {
   EXPECT_EQ(f.ep(0).conn->stats.rtos, 0u);
 }
 
+// fuzz_conn_rx (seed connect-repeat-fewer-paths): an established peer
+// repeating its CONNECT (same nonce, our ACCEPT was lost) with fewer paths
+// re-set npaths under packets in flight on the paths dropped: their bytes
+// never left c->inflight and mroce_stream_detach() no longer visited them,
+// leaving pointers to a freed stream in the scoreboard.
+TEST_F(Regress, RepeatedConnectDoesNotShrinkAnEstablishedConnection) {
+  for (auto &r : f.routes[1]) r.up = false;  // B's ACKs never arrive
+  SendWr w;
+  w.msg.op = MROCE_OP_SEND;
+  w.msg.cookie = 1;
+  w.msg.len = 4096;
+  w.data.assign(4096, 1);
+  ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
+  A().drain(f.now);
+  mroce_conn *c = A().conn;
+  ASSERT_EQ(c->npaths, 2u);
+  ASSERT_GT(c->paths[1].inflight, 0u);
+  uint32_t window = c->tx_dsn_window;
+
+  mroce_pkt h{};
+  h.hdr.opcode = MROCE_OP_CONNECT;
+  h.hdr.src_conn = B().conn->id;
+  h.hello.nonce = B().conn->nonce;
+  h.hello.max_paths = 1;
+  h.hello.dsn_window = MROCE_PATH_WINDOW;
+  inject(A(), h);
+
+  EXPECT_EQ(c->state, MROCE_CONN_ESTABLISHED);
+  EXPECT_EQ(c->npaths, 2u);
+  EXPECT_EQ(c->tx_dsn_window, window);
+  EXPECT_TRUE(c->accept_pending);  // it only means our ACCEPT was lost
+
+  // a repeated ACCEPT cannot shrink it either
+  for (auto &r : f.routes[0]) r.up = false;
+  mroce_pkt acc = h;
+  acc.hdr.opcode = MROCE_OP_ACCEPT;
+  acc.hdr.dst_conn = c->id;
+  acc.hello.echo_nonce = c->nonce;
+  inject(A(), acc);
+  EXPECT_EQ(c->npaths, 2u);
+  EXPECT_EQ(c->tx_dsn_window, window);
+}
+
 }  // namespace
