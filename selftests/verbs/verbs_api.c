@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -729,6 +731,102 @@ out:
 	check(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0, "destroy the extended CQ");
 }
 
+/*
+ * Thread safety: 4 threads post to one send queue (retrying on ENOMEM)
+ * while 2 threads poll the shared CQ; every WR completes exactly once.
+ */
+#define T_POSTERS	4
+#define T_PER		200
+
+struct tstate {
+	struct end *a, *b;
+	int id;
+	int errors;
+};
+
+static uint8_t t_seen[T_POSTERS * T_PER];
+static int t_done, t_bad;
+static pthread_mutex_t t_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *t_post(void *arg)
+{
+	struct tstate *t = arg;
+	struct ibv_sge s = sge(t->a, 128 * t->id, 64);
+	struct ibv_send_wr wr = {}, *bad;
+	int i, ret;
+
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)t->b->buf + 128 * t->id;
+	wr.wr.rdma.rkey = t->b->mr->rkey;
+	for (i = 0; i < T_PER; i++) {
+		wr.wr_id = t->id * T_PER + i;
+		while ((ret = ibv_post_send(t->a->qp, &wr, &bad)) == ENOMEM)
+			sched_yield();
+		if (ret) {
+			t->errors++;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void *t_poll(void *arg)
+{
+	struct tstate *t = arg;
+	struct ibv_wc wc[8];
+	struct timespec t0, now;
+	int n, i;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		pthread_mutex_lock(&t_mu);
+		n = t_done >= T_POSTERS * T_PER;
+		pthread_mutex_unlock(&t_mu);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (n || now.tv_sec - t0.tv_sec > 60)
+			return NULL;
+		n = ibv_poll_cq(t->a->cq, 8, wc);
+		if (n < 0) {
+			t->errors++;
+			return NULL;
+		}
+		pthread_mutex_lock(&t_mu);
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS ||
+			    wc[i].wr_id >= T_POSTERS * T_PER ||
+			    t_seen[wc[i].wr_id]++)
+				t_bad++;
+			t_done++;
+		}
+		pthread_mutex_unlock(&t_mu);
+	}
+}
+
+static void test_threads(struct end *a, struct end *b)
+{
+	struct tstate ts[T_POSTERS + 2];
+	pthread_t th[T_POSTERS + 2];
+	int i, errors = 0, missing = 0;
+
+	for (i = 0; i < T_POSTERS + 2; i++) {
+		ts[i] = (struct tstate){ .a = a, .b = b, .id = i };
+		pthread_create(&th[i], NULL, i < T_POSTERS ? t_post : t_poll,
+			       &ts[i]);
+	}
+	for (i = 0; i < T_POSTERS + 2; i++) {
+		pthread_join(th[i], NULL);
+		errors += ts[i].errors;
+	}
+	for (i = 0; i < T_POSTERS * T_PER; i++)
+		missing += !t_seen[i];
+	check(!errors && !t_bad && !missing && t_done == T_POSTERS * T_PER,
+	      "%d threads posting, 2 polling one CQ: %d completions, %d bad, %d missing, %d errors",
+	      T_POSTERS, t_done, t_bad, missing, errors);
+}
+
 static void test_unsupported(struct end *a)
 {
 	struct ibv_qp_init_attr ua = {
@@ -789,6 +887,7 @@ int main(int argc, char **argv)
 	test_invalid(&a, &b);
 	test_unsignaled(&a, &b);
 	test_full(&a, &b);
+	test_threads(&a, &b);
 	test_wr_api(&a, &b);
 	test_srq(&a);
 	test_cq_ex(&a, &b);
