@@ -46,9 +46,17 @@ static inline u64 earliest(u64 a, u64 b)
 static u64 tlp_timeout(const struct mroce_conn *c, const struct mroce_path *p)
 {
 	/* without a sample, the RTT is unknown: wait a whole initial RTO */
+	u64 t;
+
 	if (!p->rtt.samples)
 		return p->rtt.rto;
-	return MROCE_MAX(2 * p->rtt.srtt, c->cfg.tlp_min_ns);
+	/*
+	 * Two RTTs, or the RTT plus its variance when queues make it jumpy,
+	 * plus the delay the receiver may hold an ACK: a probe that fires
+	 * before an ACK could have come back only duplicates data.
+	 */
+	t = MROCE_MAX(2 * p->rtt.srtt, p->rtt.srtt + 4 * p->rtt.rttvar);
+	return MROCE_MAX(t + c->cfg.ack_delay_ns, c->cfg.tlp_min_ns);
 }
 
 static u64 path_rto_at(const struct mroce_path *p)

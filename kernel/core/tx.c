@@ -141,9 +141,10 @@ hello:
 	pkt.hello.max_paths = (u16)c->cfg.npaths;
 	pkt.hello.dsn_window = c->cfg.dsn_window;
 	if (pkt.hdr.opcode == MROCE_OP_CONNECT) {
-		c->hello_tries++;
+		/* rto_init, then doubling: 1, 2, 4 ... times rto_init */
 		c->hello_at = now + (c->cfg.rto_init_ns <<
 				     MROCE_MIN(c->hello_tries, 10u));
+		c->hello_tries++;
 	}
 	emit_ctrl(c, &pkt, p, buf, tx);
 	return true;

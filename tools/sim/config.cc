@@ -307,15 +307,15 @@ const std::vector<Option> &options() {
          return "";
        })},
       // --- MetaRoCE (the protocol core's knobs; 0 keeps the core default) ---
-      {"metaroce_rto_min", "path RTO floor (core default 1ms)",
+      {"metaroce_rto_min", "path RTO floor (default 200us; 0 = core default 1ms)",
        with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.metaroce.rto_min) ? "" : bad("a time");
        })},
-      {"metaroce_rto_init", "path RTO before the first RTT sample (core default 4ms)",
+      {"metaroce_rto_init", "path RTO before the first RTT sample (default 200us; 0 = core default 4ms)",
        with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.metaroce.rto_init) ? "" : bad("a time");
        })},
-      {"metaroce_tlp_min", "tail-loss probe floor (core default 200us)",
+      {"metaroce_tlp_min", "tail-loss probe floor (default 20us; 0 = core default 200us)",
        with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.metaroce.tlp_min) ? "" : bad("a time");
        })},

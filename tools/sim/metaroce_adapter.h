@@ -36,10 +36,12 @@ namespace mroce::sim {
 struct MetaRoceParams {
   uint32_t paths = 8;  // per connection, 1..MROCE_MAX_PATHS
   uint32_t mtu = 4096; // payload bytes per packet
-  // Overrides of the core's defaults (mroce_cfg_default); 0 keeps them.
-  Time rto_min = 0;
-  Time rto_init = 0;
-  Time tlp_min = 0;
+  // Timers of a NIC on a datacenter fabric (microsecond RTTs), not the
+  // core's defaults, which suit a software stack in a VM (mroce_cfg_default:
+  // 1ms, 4ms, 200us).  0 keeps the core's default.
+  Time rto_min = 200 * kUs;
+  Time rto_init = 200 * kUs;
+  Time tlp_min = 20 * kUs;
   Time ack_delay = 0;
   uint32_t dupthresh = 0;
   Time share_epoch = 100 * kUs; // receiver fair-share epoch; 0 disables hints
