@@ -84,9 +84,41 @@ void mroce_path_lose_all(struct mroce_conn *c, struct mroce_path *p)
 	mroce_path_advance(p);
 }
 
+/*
+ * Acknowledged packets are reported to their stream per run of packets of
+ * the same message, not one by one: an ACK usually covers consecutive
+ * packets of one message, and the stream's bookkeeping is per message.
+ */
+struct ack_batch {
+	struct mroce_pktref ref;	/* len: bytes so far; flags: LAST seen */
+	bool open;
+};
+
+static void batch_flush(struct mroce_conn *c, struct ack_batch *b, u64 now)
+{
+	if (b->open)
+		mroce_stream_pkt_acked(c, &b->ref, now);
+	b->open = false;
+}
+
+static void batch_add(struct mroce_conn *c, struct ack_batch *b,
+		      const struct mroce_pktref *ref, u64 now)
+{
+	if (b->open && b->ref.st == ref->st && b->ref.msn == ref->msn &&
+	    b->ref.kind == ref->kind && b->ref.attempt == ref->attempt &&
+	    b->ref.resp == ref->resp) {
+		b->ref.len += ref->len;
+		b->ref.flags |= ref->flags;
+		return;
+	}
+	batch_flush(c, b, now);
+	b->ref = *ref;
+	b->open = true;
+}
+
 /* One packet acknowledged; returns true if it was news. */
 static bool ent_acked(struct mroce_conn *c, struct mroce_path *p, u32 psn,
-		      u32 *bytes, u64 now)
+		      u32 *bytes, struct ack_batch *b, u64 now)
 {
 	struct mroce_txent *e = mroce_path_ent(p, psn);
 
@@ -107,7 +139,7 @@ static bool ent_acked(struct mroce_conn *c, struct mroce_path *p, u32 psn,
 	p->stats.acked_bytes += e->ref.len;
 	*bytes += e->ref.len;
 	if (mroce_dsn_tx_ack(c, e->ref.dsn) && e->ref.st)
-		mroce_stream_pkt_acked(c, &e->ref, now);
+		batch_add(c, b, &e->ref, now);
 	return true;
 }
 
@@ -158,6 +190,7 @@ static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 {
 	u32 cum = ap->cum_psn, bytes = 0, newly = 0, psn, pos, w, top;
 	u64 ring[MROCE_SACK_WORDS], cand, sample;
+	struct ack_batch batch = { .open = false };
 	int i;
 
 	/* acknowledging what was never sent is a broken or hostile peer */
@@ -166,7 +199,7 @@ static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 		return;
 	}
 	for (psn = p->snd_una; mroce_seq_lt(psn, cum); psn++)
-		newly += ent_acked(c, p, psn, &bytes, now);
+		newly += ent_acked(c, p, psn, &bytes, &batch, now);
 
 	mroce_sack_to_ring(ap->sack, cum + 1, ring);
 	for (w = 0; w < MROCE_SACK_WORDS; w++) {
@@ -178,9 +211,10 @@ static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 			/* the bit must name this psn, not one 256 away */
 			if (psn - cum - 1 >= MROCE_PATH_WINDOW)
 				continue;
-			newly += ent_acked(c, p, psn, &bytes, now);
+			newly += ent_acked(c, p, psn, &bytes, &batch, now);
 		}
 	}
+	batch_flush(c, &batch, now);
 
 	/* one past the highest psn the receiver has */
 	top = cum;

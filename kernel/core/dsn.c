@@ -42,9 +42,17 @@ bool mroce_dsn_tx_acked(const struct mroce_conn *c, u32 dsn)
 
 bool mroce_dsn_tx_ack(struct mroce_conn *c, u32 dsn)
 {
-	if (mroce_dsn_tx_acked(c, dsn) || !mroce_seq_lt(dsn, c->tx_dsn_nxt))
+	u32 d = dsn - c->tx_dsn_una;
+
+	/* outside [una, nxt) is old or never sent */
+	if (d >= c->tx_dsn_nxt - c->tx_dsn_una ||
+	    bit_test(c->tx_dsn_acked, dsn, DSN_MASK))
 		return false;
-	bit_set(c->tx_dsn_acked, dsn, DSN_MASK);
+	if (d) {	/* una itself is still missing: nothing to advance */
+		bit_set(c->tx_dsn_acked, dsn, DSN_MASK);
+		return true;
+	}
+	c->tx_dsn_una++;
 	while (c->tx_dsn_una != c->tx_dsn_nxt &&
 	       bit_test(c->tx_dsn_acked, c->tx_dsn_una, DSN_MASK)) {
 		bit_clear(c->tx_dsn_acked, c->tx_dsn_una, DSN_MASK);
