@@ -18,6 +18,7 @@
 #include <linux/if_arp.h>
 #include <linux/if_vlan.h>
 #include <linux/mutex.h>
+#include <linux/random.h>
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 
@@ -113,7 +114,23 @@ static void mroce_init_ibdev(struct mroce_dev *mdev)
 	ibdev->num_comp_vectors = 1;
 	strscpy(ibdev->node_desc, "metaroce", sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, mdev->ndev->dev_addr);
+	/* The doorbell and CQ arming are the only data-path system calls. */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &mroce_dev_ops);
+}
+
+static void mroce_init_state(struct mroce_dev *mdev)
+{
+	xa_init_flags(&mdev->qpns, XA_FLAGS_ALLOC);
+	xa_init_flags(&mdev->mrs, XA_FLAGS_ALLOC1);
+	mdev->qpn_next = MROCE_QPN_MIN;
+	mdev->mr_next = get_random_u32() % 1024 + 1;
+	mroce_peers_init(mdev);
+	mroce_share_setup(mdev);
+	/* RESETs for unknown connection ids: a burst of 32, 100 a second. */
+	ratelimit_state_init(&mdev->reset_rs, HZ / 100, 32);
+	ratelimit_set_flags(&mdev->reset_rs, RATELIMIT_MSG_ON_RELEASE);
 }
 
 /*
@@ -160,6 +177,7 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	netdev_hold(ndev, &mdev->ndev_tracker, GFP_KERNEL);
 	mdev->ndev = ndev;
 	mroce_init_ibdev(mdev);
+	mroce_init_state(mdev);
 
 	mutex_lock(&mroce_devs_lock);
 	if (mroce_find_by_ndev(ndev)) {
@@ -197,6 +215,7 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	if (!list_empty(&mdev->list)) {
 		mdev->registered = true;
 		mdev->port_state = mroce_port_state(ndev);
+		mroce_share_set_capacity(mdev);
 		if (mdev->unregistering || ndev->reg_state != NETREG_REGISTERED) {
 			/* The netdev went away while we were registering. */
 			mroce_queue_unregister(mdev);
@@ -205,9 +224,11 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	}
 	mutex_unlock(&mroce_devs_lock);
 	rtnl_unlock();
-	if (!err)
+	if (!err) {
+		mroce_debugfs_add(mdev);
 		ibdev_info(&mdev->ibdev, "created on %s (netns inode %u)\n",
 			   netdev_name(ndev), dev_net(ndev)->ns.inum);
+	}
 	put_device(&mdev->ibdev.dev);
 	return err;
 
@@ -216,11 +237,24 @@ err_dealloc:
 	return err;
 }
 
+/*
+ * Every QP, CQ, MR and SRQ is gone by now (ib_core destroyed them, user
+ * contexts included).  Stop the receive path, say CLOSE to every peer and
+ * free them, then leave the netns socket.
+ */
 void mroce_dealloc_driver(struct ib_device *ibdev)
 {
 	struct mroce_dev *mdev = to_mdev(ibdev);
 
+	mroce_debugfs_del(mdev);
+	WRITE_ONCE(mdev->dying, true);
+	synchronize_rcu();
+	mroce_peers_destroy(mdev);
+	mroce_share_stop(mdev);
 	mroce_net_detach(mdev);
+	WARN_ON(!xa_empty(&mdev->qpns) || !xa_empty(&mdev->mrs));
+	xa_destroy(&mdev->qpns);
+	xa_destroy(&mdev->mrs);
 
 	mutex_lock(&mroce_devs_lock);
 	list_del_init(&mdev->list);
@@ -289,6 +323,7 @@ static void mroce_ndev_changed(struct net_device *ndev)
 	mdev = mroce_find_by_ndev(ndev);
 	if (!mdev || !mdev->registered || mdev->unregistering)
 		goto out;
+	mroce_share_set_capacity(mdev);
 	state = mroce_port_state(ndev);
 	if (state == mdev->port_state)
 		goto out;

@@ -1,17 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * metaroce.ko: module parameters, init/exit and the "metaroce" rdma link
- * type (rdma link add <name> type metaroce netdev <ifname>).
+ * metaroce.ko: init/exit and the "metaroce" rdma link type
+ * (rdma link add <name> type metaroce netdev <ifname>).  The module
+ * parameters are in params.c.
  */
 #include <linux/module.h>
 #include <rdma/rdma_netlink.h>
 
 #include "metaroce.h"
-
-unsigned short mroce_udp_port = MROCE_UDP_PORT_DEFAULT;
-/* Read-only: every netns socket must use the same port for its lifetime. */
-module_param_named(udp_port, mroce_udp_port, ushort, 0444);
-MODULE_PARM_DESC(udp_port, "UDP port of the MetaRoCE transport (default 4797)");
 
 static struct rdma_link_ops mroce_link_ops = {
 	.type = "metaroce",
@@ -27,9 +23,11 @@ static int __init mroce_init(void)
 		return -EINVAL;
 	}
 
+	mroce_stats_init();
+	mroce_debugfs_init();
 	err = mroce_net_register();
 	if (err)
-		return err;
+		goto err_debugfs;
 
 	err = mroce_notifier_register();
 	if (err)
@@ -42,6 +40,8 @@ static int __init mroce_init(void)
 
 err_net:
 	mroce_net_unregister();
+err_debugfs:
+	mroce_debugfs_exit();
 	return err;
 }
 
@@ -52,6 +52,9 @@ static void __exit mroce_exit(void)
 	mroce_unregister_devices(NULL);
 	mroce_notifier_unregister();
 	mroce_net_unregister();
+	mroce_debugfs_exit();
+	/* Peers are freed by RCU callbacks of this module. */
+	rcu_barrier();
 	pr_info("unloaded\n");
 }
 

@@ -26,11 +26,7 @@ struct mroce_net {
 
 static unsigned int mroce_net_id __read_mostly;
 
-/*
- * Softirq, under RCU.  The transport datapath is a later issue: until it
- * exists every datagram is counted as rx_no_datapath on the device it
- * arrived for and dropped.  Nothing is parsed.
- */
+/* Softirq, under RCU: hand the datagram to the device it arrived for. */
 static int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
 	struct mroce_net *mn = rcu_dereference_sk_user_data(sk);
@@ -39,13 +35,28 @@ static int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 	if (mn) {
 		list_for_each_entry_rcu(mdev, &mn->devs, net_node) {
 			if (mdev->ndev == skb->dev) {
-				atomic64_inc(&mdev->rx_no_datapath);
-				break;
+				mroce_rx(mdev, skb);
+				return 0;
 			}
 		}
 	}
 	kfree_skb(skb);
 	return 0;	/* consumed */
+}
+
+/*
+ * The socket a device transmits from.  Valid while the device is attached,
+ * which outlives every peer and QP of the device.
+ */
+struct sock *mroce_net_sock(struct mroce_dev *mdev, bool v4)
+{
+	struct mroce_net *mn = mdev->mnet;
+	struct socket *sock;
+
+	if (!mn)
+		return NULL;
+	sock = v4 ? mn->sock4 : mn->sock6;
+	return sock ? sock->sk : NULL;
 }
 
 static int mroce_sock_open(struct net *net, struct mroce_net *mn, int family,

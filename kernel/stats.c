@@ -1,25 +1,138 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Device counters, exported by ib_core as
- * /sys/class/infiniband/<dev>/hw_counters/<name>.
+ * /sys/class/infiniband/<dev>/hw_counters/<name> and by
+ * "rdma statistic show link <dev>/1".  Glue counters (rejections before a
+ * connection is found, transmit failures, ring errors) are kept in the
+ * device; the transport's own counters live in each connection and stream
+ * and are summed when read, plus those of connections already gone.
  */
 #include "metaroce.h"
 
-enum mroce_counter {
-	MROCE_CNT_RX_NO_DATAPATH,
-	MROCE_NUM_COUNTERS,
+/* The transport's connection counters, by field. */
+#define CONN_STAT(f, n) { .name = n, .off = offsetof(struct mroce_conn_stats, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} mroce_conn_stat[] = {
+	CONN_STAT(rx_pkts, "rx_pkts"),
+	CONN_STAT(rx_bytes, "rx_bytes"),
+	CONN_STAT(rx_data, "rx_data"),
+	CONN_STAT(rx_acks, "rx_acks"),
+	CONN_STAT(rx_dup_dsn, "rx_dup"),
+	CONN_STAT(rx_drop_state, "rx_drop_state"),
+	CONN_STAT(rx_drop_path, "rx_drop_path"),
+	CONN_STAT(rx_drop_dsn, "rx_drop_dsn"),
+	CONN_STAT(rx_drop_stream, "rx_drop_stream"),
+	CONN_STAT(rx_drop_ack, "rx_drop_ack"),
+	CONN_STAT(tx_pkts, "tx_pkts"),
+	CONN_STAT(tx_bytes, "tx_bytes"),
+	CONN_STAT(tx_data, "tx_data"),
+	CONN_STAT(tx_retx, "tx_retransmits"),
+	CONN_STAT(tx_acks, "tx_acks"),
+	CONN_STAT(tx_ctrl, "tx_ctrl"),
+	CONN_STAT(lost, "lost"),
+	CONN_STAT(spurious, "spurious_retransmits"),
+	CONN_STAT(rtos, "rtos"),
+	CONN_STAT(tlps, "tail_loss_probes"),
+	CONN_STAT(path_replaced, "paths_replaced"),
+	CONN_STAT(pace_waits, "pace_waits"),
+	CONN_STAT(hint_limited, "hint_limited"),
 };
 
-static const struct rdma_stat_desc mroce_counter_descs[] = {
-	[MROCE_CNT_RX_NO_DATAPATH].name = "rx_no_datapath",
+/* Counters of the glue (enum mroce_cnt), then these, then the others. */
+#define MROCE_STAT_CONN		MROCE_NUM_GLUE_CNT
+#define MROCE_STAT_RX_DUP_PATH	(MROCE_STAT_CONN + ARRAY_SIZE(mroce_conn_stat))
+#define MROCE_STAT_RNR_NAK_SENT	(MROCE_STAT_RX_DUP_PATH + 1)
+#define MROCE_STAT_RNR_NAK_RCVD	(MROCE_STAT_RX_DUP_PATH + 2)
+#define MROCE_STAT_PEERS	(MROCE_STAT_RX_DUP_PATH + 3)
+#define MROCE_STAT_QPS		(MROCE_STAT_RX_DUP_PATH + 4)
+#define MROCE_NUM_STATS		(MROCE_STAT_RX_DUP_PATH + 5)
+
+static const char *const mroce_glue_stat[MROCE_NUM_GLUE_CNT] = {
+	[MROCE_CNT_RX_SHORT] = "rx_drop_short",
+	[MROCE_CNT_RX_VERSION] = "rx_drop_version",
+	[MROCE_CNT_RX_OPCODE] = "rx_drop_opcode",
+	[MROCE_CNT_RX_RESERVED] = "rx_drop_reserved",
+	[MROCE_CNT_RX_FLAGS] = "rx_drop_flags",
+	[MROCE_CNT_RX_LENGTH] = "rx_drop_length",
+	[MROCE_CNT_RX_FIELD] = "rx_drop_field",
+	[MROCE_CNT_RX_UNKNOWN_CONN] = "rx_unknown_conn",
+	[MROCE_CNT_RX_WRONG_ADDR] = "rx_wrong_addr",
+	[MROCE_CNT_RX_OPEN_DROPPED] = "rx_open_dropped",
+	[MROCE_CNT_RESET_SENT] = "resets_sent",
+	[MROCE_CNT_RESET_LIMITED] = "resets_limited",
+	[MROCE_CNT_TX_NOMEM] = "tx_nomem",
+	[MROCE_CNT_TX_NO_ROUTE] = "tx_no_route",
+	[MROCE_CNT_TX_LOCAL_ERR] = "tx_local_err",
+	[MROCE_CNT_CQ_OVERFLOW] = "cq_overflow",
+	[MROCE_CNT_BAD_RING] = "bad_ring_index",
+	[MROCE_CNT_BAD_WQE] = "bad_wqe",
+	[MROCE_CNT_RX_BAD_RSN] = "rx_bad_rsn",
 };
 
-static_assert(ARRAY_SIZE(mroce_counter_descs) == MROCE_NUM_COUNTERS);
+static struct rdma_stat_desc mroce_stat_descs[MROCE_NUM_STATS];
+
+/* The names, once: the descriptor table is static for ib_core's sysfs. */
+void mroce_stats_init(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < MROCE_NUM_GLUE_CNT; i++)
+		mroce_stat_descs[i].name = mroce_glue_stat[i];
+	for (i = 0; i < ARRAY_SIZE(mroce_conn_stat); i++)
+		mroce_stat_descs[MROCE_STAT_CONN + i].name =
+			mroce_conn_stat[i].name;
+	mroce_stat_descs[MROCE_STAT_RX_DUP_PATH].name = "rx_dup_path";
+	mroce_stat_descs[MROCE_STAT_RNR_NAK_SENT].name = "rnr_nak_sent";
+	mroce_stat_descs[MROCE_STAT_RNR_NAK_RCVD].name = "rnr_nak_rcvd";
+	mroce_stat_descs[MROCE_STAT_PEERS].name = "peers";
+	mroce_stat_descs[MROCE_STAT_QPS].name = "qps";
+}
+
+/* The connection counters are all u64; summed as an array. */
+static_assert(sizeof(struct mroce_conn_stats) % sizeof(u64) == 0);
+
+static void conn_add(struct mroce_conn_stats *sum,
+		     const struct mroce_conn_stats *s)
+{
+	u64 *d = (u64 *)sum;
+	const u64 *v = (const u64 *)s;
+	size_t i;
+
+	for (i = 0; i < sizeof(*s) / sizeof(u64); i++)
+		d[i] += v[i];
+}
+
+/* Everything a peer counted, into @r.  The peer lock is held. */
+static void peer_sum(const struct mroce_peer *p, struct mroce_retired *r)
+{
+	const struct mroce_conn *c = p->conn;
+	const struct mroce_qp *qp;
+	unsigned int bkt;
+	u32 i;
+
+	conn_add(&r->conn, &c->stats);
+	for (i = 0; i < c->cfg.npaths; i++)
+		r->rx_dup_path += c->paths[i].stats.rx_dup;
+	r->rnr_sent += p->rnr_sent;
+	r->rnr_rcvd += p->rnr_rcvd;
+	hash_for_each(p->qps, bkt, qp, peer_node) {
+		r->rnr_sent += qp->xs->st.stats.rnr_sent;
+		r->rnr_rcvd += qp->xs->st.stats.rnr_rcvd;
+	}
+}
+
+/* A peer is being freed: keep its counts.  peers_mutex held. */
+void mroce_retire_peer(struct mroce_dev *mdev, const struct mroce_peer *p)
+{
+	lockdep_assert_held(&mdev->peers_mutex);
+	peer_sum(p, &mdev->retired);
+}
 
 struct rdma_hw_stats *mroce_alloc_hw_device_stats(struct ib_device *ibdev)
 {
-	return rdma_alloc_hw_stats_struct(mroce_counter_descs,
-					  MROCE_NUM_COUNTERS,
+	return rdma_alloc_hw_stats_struct(mroce_stat_descs, MROCE_NUM_STATS,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
@@ -27,8 +140,30 @@ int mroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index)
 {
 	struct mroce_dev *mdev = to_mdev(ibdev);
+	struct mroce_retired sum;
+	struct mroce_peer *p;
+	int i;
 
-	stats->value[MROCE_CNT_RX_NO_DATAPATH] =
-		atomic64_read(&mdev->rx_no_datapath);
-	return MROCE_NUM_COUNTERS;
+	for (i = 0; i < MROCE_NUM_GLUE_CNT; i++)
+		stats->value[i] = atomic64_read(&mdev->cnt[i]);
+
+	mutex_lock(&mdev->peers_mutex);
+	sum = mdev->retired;
+	list_for_each_entry(p, &mdev->peer_list, node) {
+		spin_lock_bh(&p->lock);
+		peer_sum(p, &sum);
+		spin_unlock_bh(&p->lock);
+	}
+	stats->value[MROCE_STAT_PEERS] = mdev->npeers;
+	mutex_unlock(&mdev->peers_mutex);
+
+	for (i = 0; i < ARRAY_SIZE(mroce_conn_stat); i++)
+		stats->value[MROCE_STAT_CONN + i] =
+			*(const u64 *)((const u8 *)&sum.conn +
+				       mroce_conn_stat[i].off);
+	stats->value[MROCE_STAT_RX_DUP_PATH] = sum.rx_dup_path;
+	stats->value[MROCE_STAT_RNR_NAK_SENT] = sum.rnr_sent;
+	stats->value[MROCE_STAT_RNR_NAK_RCVD] = sum.rnr_rcvd;
+	stats->value[MROCE_STAT_QPS] = atomic_read(&mdev->num_qps);
+	return MROCE_NUM_STATS;
 }

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ib_device_ops of a MetaRoCE device.
- *
- * Implemented: device/port queries, user contexts and protection domains.
- * Queues, CQs, memory registration and posting come with the datapath; until
- * then their ops are absent, so ib_core answers -EOPNOTSUPP to userspace and
- * keeps kernel ULPs away (the device is not a kverbs provider).
+ * ib_device_ops of a MetaRoCE device: device and port queries, user
+ * contexts and protection domains here; the objects of the datapath in
+ * their own files (cq.c, mr.c, qp.c, srq.c, ah.c, sq.c, rq.c, ring.c).
+ * Every op of ib_core's kverbs gate is present, so kernel clients attach;
+ * only RC QPs exist so far (UD and GSI QPs fail with -EOPNOTSUPP).
  */
 #include <rdma/ib_mad.h>
 
@@ -40,10 +39,18 @@ static int mroce_query_device(struct ib_device *ibdev,
 	attr->max_qp_rd_atom = MROCE_MAX_RD_ATOM;
 	attr->max_qp_init_rd_atom = MROCE_MAX_RD_ATOM;
 	attr->max_res_rd_atom = MROCE_MAX_RD_ATOM * MROCE_MAX_QP;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/* CPU atomics on the target word (ops.c): atomic among our own. */
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->max_ah = MROCE_MAX_AH;
-	/* mroce_ndev_changed() dispatches IB_EVENT_PORT_ACTIVE. */
-	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT;
+	attr->max_srq = MROCE_MAX_SRQ;
+	attr->max_srq_wr = MROCE_MAX_SRQ_WR;
+	attr->max_srq_sge = MROCE_MAX_SGE;
+	/*
+	 * mroce_ndev_changed() dispatches IB_EVENT_PORT_ACTIVE; RNR NAKs are
+	 * generated; an SQD transition drains and reports SQ_DRAINED.
+	 */
+	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_RC_RNR_NAK_GEN;
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 15;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
@@ -151,17 +158,13 @@ static void mroce_dealloc_ucontext(struct ib_ucontext *uctx)
 /*
  * Having this op lets ib_uverbs detach running applications when the device
  * goes away (they get IB_EVENT_DEVICE_FATAL, then EIO) instead of blocking
- * rdma link delete, netdev removal and rmmod until they exit.  ib_core zaps
- * the core-tracked mmaps itself and nothing else of ours maps user memory.
+ * rdma link delete, netdev removal and rmmod until they exit.  ib_core
+ * destroys their objects; a ring an application still maps keeps its pages
+ * (they hold page references) until it unmaps them, and the kernel no
+ * longer reads or writes them.
  */
 static void mroce_disassociate_ucontext(struct ib_ucontext *uctx)
 {
-}
-
-/* Nothing is mappable until queues exist. */
-static int mroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
-{
-	return -EINVAL;
 }
 
 static int mroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
@@ -189,20 +192,45 @@ const struct ib_device_ops mroce_dev_ops = {
 	.alloc_hw_device_stats = mroce_alloc_hw_device_stats,
 	.alloc_pd = mroce_alloc_pd,
 	.alloc_ucontext = mroce_alloc_ucontext,
+	.create_ah = mroce_create_ah,
+	.create_cq = mroce_create_cq,
+	.create_qp = mroce_create_qp,
+	.create_srq = mroce_create_srq,
 	.dealloc_driver = mroce_dealloc_driver,
 	.dealloc_pd = mroce_dealloc_pd,
 	.dealloc_ucontext = mroce_dealloc_ucontext,
+	.dereg_mr = mroce_dereg_mr,
+	.destroy_ah = mroce_destroy_ah,
+	.destroy_cq = mroce_destroy_cq,
+	.destroy_qp = mroce_destroy_qp,
+	.destroy_srq = mroce_destroy_srq,
 	.device_group = &mroce_attr_group,
 	.disassociate_ucontext = mroce_disassociate_ucontext,
 	.get_dev_fw_str = mroce_get_dev_fw_str,
+	.get_dma_mr = mroce_get_dma_mr,
 	.get_hw_stats = mroce_get_hw_stats,
 	.get_link_layer = mroce_get_link_layer,
 	.get_port_immutable = mroce_get_port_immutable,
 	.mmap = mroce_mmap,
+	.mmap_free = mroce_mmap_free,
+	.modify_qp = mroce_modify_qp,
+	.modify_srq = mroce_modify_srq,
+	.poll_cq = mroce_poll_cq,
+	.post_recv = mroce_post_recv,
+	.post_send = mroce_post_send,
+	.post_srq_recv = mroce_post_srq_recv,
 	.query_device = mroce_query_device,
 	.query_pkey = mroce_query_pkey,
 	.query_port = mroce_query_port,
+	.query_qp = mroce_query_qp,
+	.query_srq = mroce_query_srq,
+	.reg_user_mr = mroce_reg_user_mr,
+	.req_notify_cq = mroce_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, mroce_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, mroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, mroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, mroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, mroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, mroce_ucontext, ibuc),
 };

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The receiver fair share of a device (kernel/core/share.c does the
+ * arithmetic): every epoch the device's inbound capacity is divided among
+ * the connections sending to it, and each connection's ACKs carry its share
+ * as a rate hint.  The capacity is the capacity_mbps parameter or, when it
+ * is 0, the netdev's link speed; an unknown speed means no hints at all.
+ *
+ * share_lock keeps the member list stable for the epoch, which only reads
+ * the members' counters and writes their hint (a word the connection reads
+ * under its own lock; a stale hint for one ACK is harmless).
+ */
+#include <linux/ethtool.h>
+#include <linux/rtnetlink.h>
+
+#include "metaroce.h"
+
+/* An epoch with no sender: look again this many epochs later. */
+#define MROCE_SHARE_IDLE_EPOCHS	10
+
+static u64 share_epoch_ns(void)
+{
+	return max_t(u64, (u64)READ_ONCE(mroce_share_epoch_us) *
+		     NSEC_PER_USEC, 10 * NSEC_PER_USEC);
+}
+
+static enum hrtimer_restart share_timer_fn(struct hrtimer *t)
+{
+	struct mroce_dev *mdev = container_of(t, struct mroce_dev,
+					      share_timer);
+	u64 epoch = share_epoch_ns();
+	bool run;
+
+	spin_lock(&mdev->share_lock);
+	mdev->share.epoch_ns = epoch;
+	mroce_share_epoch(&mdev->share, ktime_get_ns());
+	run = mdev->share.capacity && !mroce_list_empty(&mdev->share.conns);
+	if (run && !mdev->share.nactive)
+		epoch *= MROCE_SHARE_IDLE_EPOCHS;
+	spin_unlock(&mdev->share_lock);
+	if (!run)
+		return HRTIMER_NORESTART;
+	hrtimer_forward_now(t, ns_to_ktime(epoch));
+	return HRTIMER_RESTART;
+}
+
+static void share_kick(struct mroce_dev *mdev)
+{
+	lockdep_assert_held(&mdev->share_lock);
+	if (mdev->share.capacity && !hrtimer_active(&mdev->share_timer))
+		hrtimer_start(&mdev->share_timer,
+			      ns_to_ktime(share_epoch_ns()),
+			      HRTIMER_MODE_REL_SOFT);
+}
+
+void mroce_share_setup(struct mroce_dev *mdev)
+{
+	spin_lock_init(&mdev->share_lock);
+	mroce_share_init(&mdev->share, 0, share_epoch_ns(), ktime_get_ns());
+	hrtimer_init(&mdev->share_timer, CLOCK_MONOTONIC,
+		     HRTIMER_MODE_REL_SOFT);
+	mdev->share_timer.function = share_timer_fn;
+}
+
+void mroce_share_add(struct mroce_dev *mdev, struct mroce_conn *conn)
+{
+	spin_lock_bh(&mdev->share_lock);
+	mroce_share_join(&mdev->share, conn);
+	share_kick(mdev);
+	spin_unlock_bh(&mdev->share_lock);
+}
+
+void mroce_share_del(struct mroce_dev *mdev, struct mroce_conn *conn)
+{
+	spin_lock_bh(&mdev->share_lock);
+	mroce_share_leave(conn);
+	spin_unlock_bh(&mdev->share_lock);
+}
+
+void mroce_share_stop(struct mroce_dev *mdev)
+{
+	hrtimer_cancel(&mdev->share_timer);
+}
+
+/* Under RTNL (the link speed is read through ethtool). */
+void mroce_share_set_capacity(struct mroce_dev *mdev)
+{
+	struct ethtool_link_ksettings ks;
+	u64 cap = 0, mbps = READ_ONCE(mroce_capacity_mbps);
+
+	ASSERT_RTNL();
+	if (!mbps && !__ethtool_get_link_ksettings(mdev->ndev, &ks) &&
+	    ks.base.speed != SPEED_UNKNOWN)
+		mbps = ks.base.speed;
+	cap = mbps * 1000000 / 8;
+	spin_lock_bh(&mdev->share_lock);
+	mdev->capacity = cap;
+	mdev->share.capacity = cap;
+	share_kick(mdev);
+	spin_unlock_bh(&mdev->share_lock);
+}

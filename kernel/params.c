@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Module parameters and the configuration of new connections.
+ *
+ * The core's mroce_cfg_default() is tuned for hardware-like fabrics
+ * (microsecond RTTs, precise timers).  A software endpoint, and above all
+ * a QEMU/TCG guest, sees RTTs of hundreds of microseconds with
+ * millisecond jitter and coarse timers, so the defaults below are larger:
+ * a 5 ms RTO floor, a 100 us delayed ACK, a 20 ms initial RTO, and a
+ * pacer burst of 64 packets (a timer cannot release a packet every few
+ * microseconds there).  Writable
+ * parameters apply to connections created afterwards.
+ */
+#include <linux/module.h>
+
+#include "metaroce.h"
+
+unsigned short mroce_udp_port = MROCE_UDP_PORT_DEFAULT;
+/* Read-only: every netns socket must use the same port for its lifetime. */
+module_param_named(udp_port, mroce_udp_port, ushort, 0444);
+MODULE_PARM_DESC(udp_port, "UDP port of the MetaRoCE transport (default 4797)");
+
+static unsigned int npaths = 4;
+module_param(npaths, uint, 0644);
+MODULE_PARM_DESC(npaths, "paths (UDP source ports) per connection, 1-64 (default 4)");
+
+static unsigned int dupthresh = 3;
+module_param(dupthresh, uint, 0644);
+MODULE_PARM_DESC(dupthresh, "psn distance that proves a loss on a path (default 3)");
+
+static unsigned int ack_every = 4;
+module_param(ack_every, uint, 0644);
+MODULE_PARM_DESC(ack_every, "acknowledge a path after this many packets (default 4)");
+
+static unsigned int ack_delay_us = 100;
+module_param(ack_delay_us, uint, 0644);
+MODULE_PARM_DESC(ack_delay_us, "delayed ACK, microseconds (default 100)");
+
+static unsigned int rto_init_us = 20000;
+module_param(rto_init_us, uint, 0644);
+MODULE_PARM_DESC(rto_init_us, "initial retransmission timeout, microseconds (default 20000)");
+
+static unsigned int rto_min_us = 5000;
+module_param(rto_min_us, uint, 0644);
+MODULE_PARM_DESC(rto_min_us, "minimum retransmission timeout, microseconds (default 5000)");
+
+static unsigned int rto_max_ms = 500;
+module_param(rto_max_ms, uint, 0644);
+MODULE_PARM_DESC(rto_max_ms, "maximum retransmission timeout, milliseconds (default 500)");
+
+static unsigned int tlp_min_us = 2000;
+module_param(tlp_min_us, uint, 0644);
+MODULE_PARM_DESC(tlp_min_us, "minimum tail-loss probe timeout, microseconds (default 2000)");
+
+static unsigned int probe_interval_us = 10000;
+module_param(probe_interval_us, uint, 0644);
+MODULE_PARM_DESC(probe_interval_us, "interval of path probes, microseconds (default 10000)");
+
+static unsigned int dead_ms = 2000;
+module_param(dead_ms, uint, 0644);
+MODULE_PARM_DESC(dead_ms, "no progress this long with data outstanding: peer unreachable, milliseconds (default 2000)");
+
+static unsigned int epoch_ms = 50;
+module_param(epoch_ms, uint, 0644);
+MODULE_PARM_DESC(epoch_ms, "path health epoch, milliseconds (default 50)");
+
+static unsigned int init_cwnd_pkts = 16;
+module_param(init_cwnd_pkts, uint, 0644);
+MODULE_PARM_DESC(init_cwnd_pkts, "initial congestion window of a path, packets (default 16)");
+
+static unsigned int conn_cwnd_pkts = 64;
+module_param(conn_cwnd_pkts, uint, 0644);
+MODULE_PARM_DESC(conn_cwnd_pkts, "initial congestion window of a connection, packets (default 64)");
+
+static unsigned int pace_burst_pkts = 64;
+module_param(pace_burst_pkts, uint, 0644);
+MODULE_PARM_DESC(pace_burst_pkts, "packets the pacer lets go back to back (default 64: coarse software timers)");
+
+unsigned int mroce_timer_slack_ns = 20000;
+module_param_named(timer_slack_ns, mroce_timer_slack_ns, uint, 0644);
+MODULE_PARM_DESC(timer_slack_ns, "slack of the connection timers, nanoseconds (default 20000)");
+
+unsigned int mroce_tx_budget = 64;
+module_param_named(tx_budget, mroce_tx_budget, uint, 0644);
+MODULE_PARM_DESC(tx_budget, "packets built per connection before yielding (default 64)");
+
+unsigned int mroce_capacity_mbps;
+module_param_named(capacity_mbps, mroce_capacity_mbps, uint, 0644);
+MODULE_PARM_DESC(capacity_mbps, "inbound capacity for the fair share, Mbit/s (default 0: the netdev's speed; unknown speed: no rate hints)");
+
+unsigned int mroce_share_epoch_us = 1000;
+module_param_named(share_epoch_us, mroce_share_epoch_us, uint, 0644);
+MODULE_PARM_DESC(share_epoch_us, "fair share epoch, microseconds (default 1000)");
+
+void mroce_conn_cfg(struct mroce_dev *mdev, struct mroce_cfg *cfg)
+{
+	enum ib_mtu mtu = mroce_active_mtu(READ_ONCE(mdev->ndev->mtu));
+	u32 mss = ib_mtu_enum_to_int(mtu ? mtu : IB_MTU_256);
+
+	mroce_cfg_default(cfg);
+	cfg->npaths = clamp_t(u32, READ_ONCE(npaths), 1, MROCE_MAX_PATHS);
+	cfg->mss = mss;
+	cfg->dupthresh = clamp_t(u32, READ_ONCE(dupthresh), 1,
+				 MROCE_PATH_WINDOW - 1);
+	cfg->ack_every = max_t(u32, READ_ONCE(ack_every), 1);
+	cfg->ack_delay_ns = (u64)READ_ONCE(ack_delay_us) * NSEC_PER_USEC;
+	cfg->rto_min_ns = max_t(u64, (u64)READ_ONCE(rto_min_us) *
+				NSEC_PER_USEC, 100 * NSEC_PER_USEC);
+	cfg->rto_max_ns = max_t(u64, (u64)READ_ONCE(rto_max_ms) *
+				NSEC_PER_MSEC, cfg->rto_min_ns);
+	cfg->rto_init_ns = clamp_t(u64, (u64)READ_ONCE(rto_init_us) *
+				   NSEC_PER_USEC, cfg->rto_min_ns,
+				   cfg->rto_max_ns);
+	cfg->tlp_min_ns = (u64)READ_ONCE(tlp_min_us) * NSEC_PER_USEC;
+	cfg->probe_interval_ns = max_t(u64, (u64)READ_ONCE(probe_interval_us) *
+				       NSEC_PER_USEC, NSEC_PER_MSEC);
+	cfg->dead_ns = max_t(u64, (u64)READ_ONCE(dead_ms) * NSEC_PER_MSEC,
+			     100 * NSEC_PER_MSEC);
+	cfg->epoch_ns = max_t(u64, (u64)READ_ONCE(epoch_ms) * NSEC_PER_MSEC,
+			      NSEC_PER_MSEC);
+	cfg->init_cwnd = clamp_t(u32, READ_ONCE(init_cwnd_pkts), 1, 256) * mss;
+	cfg->conn_init_cwnd = clamp_t(u32, READ_ONCE(conn_cwnd_pkts), 1,
+				      16384) * mss;
+	cfg->conn_max_cwnd = cfg->npaths * MROCE_PATH_WINDOW * mss;
+	cfg->pace_burst = clamp_t(u32, READ_ONCE(pace_burst_pkts), 1, 1024) *
+			  mss;
+}

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Peers: one per (device, remote address), each wrapping one connection of
+ * the protocol core, with its lock, its timer and the QPs attached to it.
+ *
+ * Creation is in process context only (a connection is tens of KiB): at a
+ * QP's RTR (active open), or by open_work for a CONNECT from an unknown
+ * address (passive open; the receive path queues it, bounded, and the
+ * opener retransmits meanwhile).  A peer whose connection failed or closed
+ * stays until its QPs leave; the next RTR or CONNECT for that address gets
+ * a new peer.
+ *
+ * The critical section: mroce_peer_lock() ... core call ...
+ * mroce_peer_unlock().  Core callbacks only queue work that needs the core
+ * again (QP flushes, taking more SQ entries); unlock settles it, drains the
+ * packets the core has to send, re-arms the timer, drops the lock, and only
+ * then transmits and calls completion handlers.
+ */
+#include <linux/jhash.h>
+#include <linux/random.h>
+#include <linux/rculist.h>
+#include <net/ipv6.h>
+
+#include "metaroce.h"
+
+static u32 addr_hash(const struct in6_addr *a)
+{
+	return jhash2(a->s6_addr32, 4, 0);
+}
+
+/* Under RCU or peers_mutex. */
+struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
+				   const struct in6_addr *raddr)
+{
+	struct mroce_peer *p;
+
+	hash_for_each_possible_rcu(mdev->peers, p, hnode, addr_hash(raddr))
+		if (ipv6_addr_equal(&p->raddr, raddr))
+			return p;
+	return NULL;
+}
+
+static void peer_arm(struct mroce_peer *p, u64 now)
+{
+	u64 at = mroce_conn_next_timer(p->conn);
+
+	if (p->more_tx)
+		at = now;
+	if (!at) {
+		if (p->timer_at) {
+			hrtimer_try_to_cancel(&p->timer);
+			p->timer_at = 0;
+		}
+		return;
+	}
+	if (at == p->timer_at)
+		return;
+	p->timer_at = at;
+	hrtimer_start_range_ns(&p->timer, ns_to_ktime(at), mroce_timer_slack_ns,
+			       HRTIMER_MODE_ABS_SOFT);
+}
+
+static enum hrtimer_restart peer_timer_fn(struct hrtimer *t)
+{
+	struct mroce_peer *p = container_of(t, struct mroce_peer, timer);
+	struct mroce_batch b;
+
+	mroce_peer_lock(p, &b);
+	p->timer_at = 0;
+	p->more_tx = false;
+	if (!p->dead)
+		mroce_conn_on_timer(p->conn, b.now);
+	mroce_peer_unlock(p, &b);
+	return HRTIMER_NORESTART;
+}
+
+void mroce_peer_lock(struct mroce_peer *peer, struct mroce_batch *b)
+{
+	__skb_queue_head_init(&b->skbs);
+	INIT_LIST_HEAD(&b->cqs);
+	spin_lock_bh(&peer->lock);
+	b->now = ktime_get_ns();
+	peer->batch = b;
+}
+
+/* Finish what callbacks deferred: QP flushes first, then SQ refills. */
+static void peer_settle(struct mroce_peer *p, struct mroce_batch *b)
+{
+	struct mroce_qp *qp;
+
+	for (;;) {
+		qp = list_first_entry_or_null(&p->flush_qps, struct mroce_qp,
+					      flush_node);
+		if (qp) {
+			list_del_init(&qp->flush_node);
+			mroce_qp_flush(qp, b);
+			continue;
+		}
+		qp = list_first_entry_or_null(&p->sq_qps, struct mroce_qp,
+					      sq_node);
+		if (!qp)
+			return;
+		list_del_init(&qp->sq_node);
+		mroce_sq_run(qp, b);
+	}
+}
+
+/*
+ * Packets leave in the order the core produced them: one context at a time
+ * transmits a peer's queue (a path is an ordered route; reordering its
+ * packets would look like loss).  Whoever finds no transmitter becomes it
+ * and sends until the queue stays empty, with bottom halves disabled so
+ * the packets are also received in order on this CPU.
+ */
+void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
+{
+	bool xmit = false;
+
+	peer_settle(peer, b);
+	if (!peer->dead) {
+		mroce_peer_drain(peer, b);
+		/* a payload that could not be copied fails its QP */
+		peer_settle(peer, b);
+		peer_arm(peer, b->now);
+	}
+	peer->batch = NULL;
+	if (!skb_queue_empty(&b->skbs)) {
+		skb_queue_splice_tail_init(&b->skbs, &peer->txq);
+		xmit = !peer->xmitting;
+		peer->xmitting = true;
+	}
+	/* Keeps the peer and the notified CQs alive past the unlock. */
+	rcu_read_lock();
+	spin_unlock(&peer->lock);
+	if (xmit)
+		mroce_peer_xmit(peer);
+	local_bh_enable();
+	mroce_cq_notify_batch(b);
+	rcu_read_unlock();
+}
+
+/* ---- lifetime ---- */
+
+static struct mroce_peer *peer_alloc(struct mroce_dev *mdev,
+				     const struct in6_addr *laddr,
+				     const struct in6_addr *raddr, bool v4)
+{
+	unsigned int mtu = READ_ONCE(mdev->ndev->mtu);
+	struct mroce_cfg cfg;
+	struct mroce_peer *p;
+	u32 id;
+	int err;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return ERR_PTR(-ENOMEM);
+	mroce_conn_cfg(mdev, &cfg);
+	p->conn = kvzalloc(mroce_conn_size(cfg.npaths), GFP_KERNEL);
+	if (!p->conn) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	/* Reserved now, published by peer_hash(); 0 is not a valid id. */
+	err = xa_alloc_cyclic(&mdev->conns, &id, NULL, XA_LIMIT(1, U32_MAX),
+			      &mdev->conn_next, GFP_KERNEL);
+	if (err < 0)
+		goto err_free;
+	err = mroce_conn_init(p->conn, &cfg, &mroce_core_ops, p, id,
+			      mdev->nonce, get_random_u64(), ktime_get_ns());
+	if (err) {
+		xa_erase(&mdev->conns, id);
+		err = -EINVAL;
+		goto err_free;
+	}
+	p->mdev = mdev;
+	p->id = id;
+	p->v4 = v4;
+	p->laddr = *laddr;
+	p->raddr = *raddr;
+	spin_lock_init(&p->lock);
+	refcount_set(&p->ref, 1);
+	hash_init(p->qps);
+	INIT_LIST_HEAD(&p->flush_qps);
+	INIT_LIST_HEAD(&p->sq_qps);
+	INIT_LIST_HEAD(&p->node);
+	skb_queue_head_init(&p->txq);
+	hrtimer_init(&p->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	p->timer.function = peer_timer_fn;
+	/* ACKs fill the header buffer: keep them inside the netdev MTU. */
+	p->hdr_cap = clamp_t(u32, mtu > 48 ? mtu - 48 : 0, MROCE_TX_BUF_MIN,
+			     sizeof(p->hdr));
+	return p;
+
+err_free:
+	kvfree(p->conn);
+	kfree(p);
+	return ERR_PTR(err);
+}
+
+/* Publish @p: the receive path finds it from now on.  peers_mutex held. */
+static void peer_hash(struct mroce_dev *mdev, struct mroce_peer *p)
+{
+	lockdep_assert_held(&mdev->peers_mutex);
+	xa_store(&mdev->conns, p->id, p, GFP_KERNEL);
+	hash_add_rcu(mdev->peers, &p->hnode, addr_hash(&p->raddr));
+	list_add_tail(&p->node, &mdev->peer_list);
+	mdev->npeers++;
+	p->hashed = true;
+	mroce_share_add(mdev, p->conn);
+}
+
+static void peer_free_rcu(struct rcu_head *rcu)
+{
+	struct mroce_peer *p = container_of(rcu, struct mroce_peer, rcu);
+
+	skb_queue_purge(&p->txq);
+	kvfree(p->conn);
+	kfree(p);
+}
+
+/* The last reference is gone.  peers_mutex held, process context. */
+static void peer_free(struct mroce_peer *p)
+{
+	struct mroce_dev *mdev = p->mdev;
+
+	lockdep_assert_held(&mdev->peers_mutex);
+	spin_lock_bh(&p->lock);
+	p->dead = true;
+	spin_unlock_bh(&p->lock);
+	hrtimer_cancel(&p->timer);
+	mroce_retire_peer(mdev, p);
+	list_del(&p->node);
+	mdev->npeers--;
+	if (p->tx_page)
+		put_page(p->tx_page);
+	call_rcu(&p->rcu, peer_free_rcu);
+}
+
+static void peer_put_locked(struct mroce_peer *p)
+{
+	if (refcount_dec_and_test(&p->ref))
+		peer_free(p);
+}
+
+void mroce_peer_put(struct mroce_peer *peer)
+{
+	struct mroce_dev *mdev = peer->mdev;
+
+	mutex_lock(&mdev->peers_mutex);
+	peer_put_locked(peer);
+	mutex_unlock(&mdev->peers_mutex);
+}
+
+/*
+ * Take @p out of lookups; it lives on while QPs are attached.  Its id goes
+ * too, so stale packets for it are answered with a RESET.
+ */
+static void peer_unhash(struct mroce_dev *mdev, struct mroce_peer *p)
+{
+	lockdep_assert_held(&mdev->peers_mutex);
+	if (!p->hashed)
+		return;
+	p->hashed = false;
+	mroce_share_del(mdev, p->conn);
+	hash_del_rcu(&p->hnode);
+	xa_erase(&mdev->conns, p->id);
+	peer_put_locked(p);
+}
+
+/* Can new streams use @p?  Not once its connection failed or closed. */
+static bool peer_usable(struct mroce_peer *p)
+{
+	bool ok;
+
+	spin_lock_bh(&p->lock);
+	ok = !p->closed && p->conn->state != MROCE_CONN_FAILED &&
+	     p->conn->state != MROCE_CONN_CLOSED;
+	spin_unlock_bh(&p->lock);
+	return ok;
+}
+
+/*
+ * The live peer for @raddr, created (and hashed) if needed; a new
+ * reference is returned.  *created says whether it is new.
+ */
+static struct mroce_peer *peer_lookup_create(struct mroce_dev *mdev,
+					     const struct in6_addr *laddr,
+					     const struct in6_addr *raddr,
+					     bool v4, bool *created)
+{
+	struct mroce_peer *p;
+
+	*created = false;
+	mutex_lock(&mdev->peers_mutex);
+	if (mdev->dying) {
+		p = ERR_PTR(-ENODEV);
+		goto out;
+	}
+	p = mroce_peer_find(mdev, raddr);
+	if (p && !peer_usable(p)) {
+		peer_unhash(mdev, p);
+		p = NULL;
+	}
+	if (!p) {
+		p = peer_alloc(mdev, laddr, raddr, v4);
+		if (IS_ERR(p))
+			goto out;
+		peer_hash(mdev, p);
+		*created = true;
+	}
+	refcount_inc(&p->ref);
+out:
+	mutex_unlock(&mdev->peers_mutex);
+	return p;
+}
+
+/* Active open at a QP's RTR: the peer for @av, with a reference. */
+struct mroce_peer *mroce_peer_get(struct mroce_dev *mdev,
+				  const struct mroce_av *av)
+{
+	struct mroce_batch b;
+	struct mroce_peer *p;
+	bool created;
+
+	p = peer_lookup_create(mdev, &av->saddr, &av->daddr, av->v4,
+			       &created);
+	if (IS_ERR(p) || !created)
+		return p;
+	mroce_peer_lock(p, &b);
+	mroce_conn_open(p->conn, b.now);	/* CONNECT goes out */
+	mroce_peer_unlock(p, &b);
+	return p;
+}
+
+/* ---- QPs attached to a peer (its lock held) ---- */
+
+void mroce_peer_attach(struct mroce_peer *peer, struct mroce_qp *qp)
+{
+	lockdep_assert_held(&peer->lock);
+	hash_add(peer->qps, &qp->peer_node, qp->ibqp.qp_num);
+	peer->nqps++;
+	WRITE_ONCE(qp->peer, peer);
+}
+
+void mroce_peer_detach(struct mroce_peer *peer, struct mroce_qp *qp)
+{
+	lockdep_assert_held(&peer->lock);
+	hash_del(&qp->peer_node);
+	peer->nqps--;
+	list_del_init(&qp->flush_node);
+	list_del_init(&qp->sq_node);
+	WRITE_ONCE(qp->peer, NULL);
+}
+
+struct mroce_qp *mroce_peer_qp(struct mroce_peer *peer, u32 qpn)
+{
+	struct mroce_qp *qp;
+
+	hash_for_each_possible(peer->qps, qp, peer_node, qpn)
+		if (qp->ibqp.qp_num == qpn)
+			return qp;
+	return NULL;
+}
+
+/* ---- passive open ---- */
+
+struct mroce_open {
+	struct list_head node;
+	struct in6_addr raddr;
+	struct in6_addr laddr;
+	bool v4;
+	u32 len;
+	u8 pkt[];
+};
+
+/* Softirq: queue a CONNECT from an address without a usable peer. */
+int mroce_queue_open(struct mroce_dev *mdev, const struct in6_addr *raddr,
+		     const struct in6_addr *laddr, bool v4,
+		     const struct sk_buff *skb, u32 len)
+{
+	struct mroce_open *o;
+
+	spin_lock(&mdev->open_lock);
+	if (mdev->nopen >= MROCE_MAX_PENDING_OPENS) {
+		spin_unlock(&mdev->open_lock);
+		mroce_count(mdev, MROCE_CNT_RX_OPEN_DROPPED);
+		return -ENOBUFS;
+	}
+	mdev->nopen++;
+	spin_unlock(&mdev->open_lock);
+
+	o = kmalloc(sizeof(*o) + len, GFP_ATOMIC);
+	if (!o || skb_copy_bits(skb, 0, o->pkt, len)) {
+		kfree(o);
+		spin_lock(&mdev->open_lock);
+		mdev->nopen--;
+		spin_unlock(&mdev->open_lock);
+		mroce_count(mdev, MROCE_CNT_RX_OPEN_DROPPED);
+		return -ENOMEM;
+	}
+	o->raddr = *raddr;
+	o->laddr = *laddr;
+	o->v4 = v4;
+	o->len = len;
+	spin_lock(&mdev->open_lock);
+	list_add_tail(&o->node, &mdev->open_queue);
+	spin_unlock(&mdev->open_lock);
+	schedule_work(&mdev->open_work);
+	return 0;
+}
+
+static void open_one(struct mroce_dev *mdev, struct mroce_open *o)
+{
+	struct mroce_rx_meta meta = {};
+	struct mroce_batch b;
+	struct mroce_peer *p;
+	struct mroce_pkt pkt;
+	bool created;
+
+	if (mroce_wire_decode(o->pkt, o->len, &pkt) != MROCE_WIRE_OK ||
+	    pkt.hdr.opcode != MROCE_OP_CONNECT)
+		return;
+	p = peer_lookup_create(mdev, &o->laddr, &o->raddr, o->v4, &created);
+	if (IS_ERR(p))
+		return;
+	mroce_peer_lock(p, &b);
+	if (!p->dead)
+		mroce_conn_rx(p->conn, &pkt, o->pkt, &meta, b.now);
+	mroce_peer_unlock(p, &b);
+	mroce_peer_put(p);
+}
+
+void mroce_open_work(struct work_struct *work)
+{
+	struct mroce_dev *mdev = container_of(work, struct mroce_dev,
+					      open_work);
+	struct mroce_open *o;
+
+	for (;;) {
+		spin_lock_bh(&mdev->open_lock);
+		o = list_first_entry_or_null(&mdev->open_queue,
+					     struct mroce_open, node);
+		if (o) {
+			list_del(&o->node);
+			mdev->nopen--;
+		}
+		spin_unlock_bh(&mdev->open_lock);
+		if (!o)
+			return;
+		if (!READ_ONCE(mdev->dying))
+			open_one(mdev, o);
+		kfree(o);
+	}
+}
+
+/* ---- device ---- */
+
+void mroce_peers_init(struct mroce_dev *mdev)
+{
+	mutex_init(&mdev->peers_mutex);
+	hash_init(mdev->peers);
+	INIT_LIST_HEAD(&mdev->peer_list);
+	xa_init_flags(&mdev->conns, XA_FLAGS_ALLOC);
+	mdev->conn_next = get_random_u32();
+	mdev->nonce = get_random_u64() | 1;
+	spin_lock_init(&mdev->open_lock);
+	INIT_LIST_HEAD(&mdev->open_queue);
+	INIT_WORK(&mdev->open_work, mroce_open_work);
+}
+
+/*
+ * Device teardown, after every QP is gone and the receive path stopped
+ * (mdev->dying, then a grace period).  Each connection says CLOSE.
+ */
+void mroce_peers_destroy(struct mroce_dev *mdev)
+{
+	struct mroce_peer *p, *tmp;
+	struct mroce_open *o, *otmp;
+	struct mroce_batch b;
+
+	cancel_work_sync(&mdev->open_work);
+	list_for_each_entry_safe(o, otmp, &mdev->open_queue, node) {
+		list_del(&o->node);
+		kfree(o);
+	}
+	mdev->nopen = 0;
+
+	mutex_lock(&mdev->peers_mutex);
+	list_for_each_entry_safe(p, tmp, &mdev->peer_list, node) {
+		if (!p->hashed)
+			continue;
+		mroce_peer_lock(p, &b);
+		mroce_conn_close(p->conn);
+		mroce_peer_unlock(p, &b);
+		peer_unhash(mdev, p);
+	}
+	WARN_ON(!list_empty(&mdev->peer_list));
+	mutex_unlock(&mdev->peers_mutex);
+	xa_destroy(&mdev->conns);
+}

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Receive, in softirq from the netns socket's encap_rcv (the UDP checksum
+ * was verified by then).  The MetaRoCE header is made linear (an ACK
+ * entirely, its blocks are read) and decoded; rejections are counted by
+ * reason.  A CONNECT goes to the peer of its source address, or to the
+ * passive-open queue; anything else to the peer its dst_conn names, if it
+ * came from that peer's address, else a RESET answers it.  The core then
+ * runs under the peer lock with the skb as the payload handle: placement
+ * copies from the skb into the target pages, once.
+ */
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <linux/udp.h>
+
+#include "metaroce.h"
+
+static void rx_addrs(const struct sk_buff *skb, bool *v4,
+		     struct in6_addr *saddr, struct in6_addr *daddr, bool *ce)
+{
+	if (skb->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		*v4 = true;
+		ipv6_addr_set_v4mapped(iph->saddr, saddr);
+		ipv6_addr_set_v4mapped(iph->daddr, daddr);
+		*ce = INET_ECN_is_ce(iph->tos);
+	} else {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		*v4 = false;
+		*saddr = ip6h->saddr;
+		*daddr = ip6h->daddr;
+		*ce = INET_ECN_is_ce(ipv6_get_dsfield(ip6h));
+	}
+}
+
+/* Linear header, decoded; false (counted) if the packet is refused. */
+static bool rx_decode(struct mroce_dev *mdev, struct sk_buff *skb,
+		      struct mroce_pkt *pkt)
+{
+	enum mroce_wire_err err;
+	u32 need;
+	int ext;
+
+	if (!pskb_may_pull(skb, MROCE_HDR_LEN)) {
+		err = MROCE_WIRE_SHORT;
+		goto bad;
+	}
+	ext = mroce_wire_ext_len(skb->data[1]);
+	if (skb->data[1] == MROCE_OP_ACK)
+		need = skb->len;
+	else
+		need = min_t(u32, skb->len, MROCE_HDR_LEN + max(ext, 0));
+	if (!pskb_may_pull(skb, need)) {
+		err = MROCE_WIRE_SHORT;
+		goto bad;
+	}
+	err = mroce_wire_decode(skb->data, skb->len, pkt);
+	if (err == MROCE_WIRE_OK)
+		return true;
+bad:
+	mroce_count(mdev, MROCE_CNT_RX_SHORT + err - MROCE_WIRE_SHORT);
+	return false;
+}
+
+void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
+{
+	struct in6_addr saddr, daddr;
+	struct mroce_rx_meta meta;
+	struct mroce_peer *peer;
+	struct mroce_batch b;
+	struct mroce_pkt pkt;
+	bool v4, ce;
+
+	if (READ_ONCE(mdev->dying))
+		goto drop;
+	rx_addrs(skb, &v4, &saddr, &daddr, &ce);
+	if (!pskb_may_pull(skb, sizeof(struct udphdr)))
+		goto drop;
+	__skb_pull(skb, sizeof(struct udphdr));
+	if (!rx_decode(mdev, skb, &pkt))
+		goto drop;
+
+	if (pkt.hdr.opcode == MROCE_OP_CONNECT) {
+		peer = mroce_peer_find(mdev, &saddr);
+		if (!peer || READ_ONCE(peer->closed)) {
+			mroce_queue_open(mdev, &saddr, &daddr, v4, skb,
+					 skb->len);
+			goto drop;
+		}
+	} else {
+		peer = xa_load(&mdev->conns, pkt.hdr.dst_conn);
+		if (!peer) {
+			mroce_count(mdev, MROCE_CNT_RX_UNKNOWN_CONN);
+			mroce_send_reset(mdev, &pkt, v4, &daddr, &saddr);
+			goto drop;
+		}
+		if (!ipv6_addr_equal(&peer->raddr, &saddr)) {
+			mroce_count(mdev, MROCE_CNT_RX_WRONG_ADDR);
+			goto drop;
+		}
+	}
+
+	meta.pctx = skb;
+	meta.ce = ce;
+	mroce_peer_lock(peer, &b);
+	if (!peer->dead)
+		mroce_conn_rx(peer->conn, &pkt, skb->data, &meta, b.now);
+	mroce_peer_unlock(peer, &b);
+	consume_skb(skb);
+	return;
+
+drop:
+	kfree_skb(skb);
+}

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Transmit.  Under the peer lock, mroce_peer_drain() asks the core for
+ * packets (mroce_conn_poll_tx) and builds an skb for each: the header the
+ * core wrote, then the payload copied straight from where it lives (the
+ * posted SGEs or inline data of a send, the local MR of a READ response).
+ * Payloads above a small size go in a page fragment, so no allocation in
+ * this path exceeds a page.  After the lock is dropped mroce_peer_xmit()
+ * routes each skb with the path's UDP source port in the flow key (no
+ * output interface is forced, so multipath routing hashes each path to its
+ * own route) and sends it from the netns socket.  Data carries ECT(0).
+ */
+#include <linux/if_ether.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
+
+#include "metaroce.h"
+
+#define MROCE_SKB_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
+				 sizeof(struct udphdr))
+/* Payloads up to this size are copied into the linear area. */
+#define MROCE_LINEAR_MAX	256
+
+struct mroce_skb_cb {
+	u16 sport;
+	u8 tos;
+};
+
+static struct mroce_skb_cb *mroce_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct mroce_skb_cb) > sizeof(skb->cb));
+	return (struct mroce_skb_cb *)skb->cb;
+}
+
+/* Room for @len payload bytes in the peer's current page. */
+static void *peer_frag(struct mroce_peer *p, u32 len, struct page **pg,
+		       u32 *off)
+{
+	if (!p->tx_page || p->tx_off + len > PAGE_SIZE) {
+		if (p->tx_page)
+			put_page(p->tx_page);
+		p->tx_page = alloc_page(GFP_ATOMIC);
+		p->tx_off = 0;
+		if (!p->tx_page)
+			return NULL;
+	}
+	*pg = p->tx_page;
+	*off = p->tx_off;
+	get_page(p->tx_page);
+	p->tx_off += ALIGN(len, SMP_CACHE_BYTES);
+	return page_address(*pg) + *off;
+}
+
+/* Copy the payload @tx describes to @dst; a failure errors the QP. */
+static int payload_copy(struct mroce_peer *p, const struct mroce_tx *tx,
+			void *dst)
+{
+	struct mroce_qp *qp = st_to_qp(tx->st);
+	struct mroce_mr *mr;
+	int err = 0;
+
+	if (tx->src == MROCE_SRC_SQ) {
+		err = mroce_sq_copy(qp, (u32)tx->cookie, tx->offset, dst,
+				    tx->len);
+	} else {
+		rcu_read_lock();
+		mr = mroce_mr_lookup(p->mdev, tx->rkey, qp->pd,
+				     IB_ACCESS_REMOTE_READ,
+				     tx->va + tx->offset, tx->len);
+		if (mr)
+			mroce_mr_copy_out(mr, tx->va + tx->offset, dst,
+					  tx->len);
+		else
+			err = -EFAULT;
+		rcu_read_unlock();
+	}
+	if (err) {
+		/* The region went away under a message: fail the QP. */
+		mroce_count(p->mdev, MROCE_CNT_TX_LOCAL_ERR);
+		mroce_qp_error(qp, MROCE_WC_LOC_PROT);
+	}
+	return err;
+}
+
+static struct sk_buff *tx_build_skb(struct mroce_peer *p,
+				 const struct mroce_tx *tx)
+{
+	bool linear = tx->len <= MROCE_LINEAR_MAX;
+	struct sk_buff *skb;
+	struct page *pg;
+	void *dst = NULL;
+	u32 off;
+
+	skb = alloc_skb(MROCE_SKB_HEADROOM + tx->hdr_len +
+			(linear ? tx->len : 0), GFP_ATOMIC);
+	if (!skb)
+		goto nomem;
+	skb_reserve(skb, MROCE_SKB_HEADROOM);
+	skb_put_data(skb, p->hdr, tx->hdr_len);
+	if (tx->len && tx->src != MROCE_SRC_NONE) {
+		if (linear) {
+			dst = skb_put(skb, tx->len);
+		} else {
+			dst = peer_frag(p, tx->len, &pg, &off);
+			if (!dst) {
+				kfree_skb(skb);
+				goto nomem;
+			}
+			skb_fill_page_desc(skb, 0, pg, off, tx->len);
+			skb->len += tx->len;
+			skb->data_len += tx->len;
+			skb->truesize += tx->len;
+		}
+		if (payload_copy(p, tx, dst)) {
+			kfree_skb(skb);
+			return NULL;
+		}
+	}
+	mroce_cb(skb)->sport = tx->sport;
+	mroce_cb(skb)->tos = tx->ect ? INET_ECN_ECT_0 : 0;
+	return skb;
+
+nomem:
+	/* As if lost on the wire: the core retransmits it. */
+	mroce_count(p->mdev, MROCE_CNT_TX_NOMEM);
+	return NULL;
+}
+
+void mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
+{
+	unsigned int n, budget = max(READ_ONCE(mroce_tx_budget), 1u);
+	struct sk_buff *skb;
+	struct mroce_tx tx;
+
+	p->more_tx = false;
+	for (n = 0; n < budget; n++) {
+		if (mroce_conn_poll_tx(p->conn, b->now, p->hdr, p->hdr_cap,
+				       &tx) != MROCE_POLL_PACKET)
+			return;
+		skb = tx_build_skb(p, &tx);
+		if (skb)
+			__skb_queue_tail(&b->skbs, skb);
+	}
+	/* More to send: yield, the timer continues right away. */
+	p->more_tx = true;
+}
+
+static void xmit_one(struct mroce_dev *mdev, bool v4,
+		     const struct in6_addr *laddr,
+		     const struct in6_addr *raddr, struct sk_buff *skb)
+{
+	struct mroce_skb_cb cb = *mroce_cb(skb);
+	__be16 dport = htons(mroce_udp_port);
+	__be16 sport = htons(cb.sport);
+	struct sock *sk;
+
+	sk = mroce_net_sock(mdev, v4);
+	if (!sk)
+		goto drop;
+	if (v4) {
+		struct flowi4 fl4 = {
+			.flowi4_proto = IPPROTO_UDP,
+			.daddr = raddr->s6_addr32[3],
+			.saddr = laddr->s6_addr32[3],
+			.fl4_sport = sport,
+			.fl4_dport = dport,
+		};
+		struct rtable *rt;
+
+		rt = ip_route_output_key(sock_net(sk), &fl4);
+		if (IS_ERR(rt))
+			goto no_route;
+		udp_tunnel_xmit_skb(rt, sk, skb, fl4.saddr, fl4.daddr, cb.tos,
+				    ip4_dst_hoplimit(&rt->dst), htons(IP_DF),
+				    sport, dport, false, false);
+	} else {
+#if IS_ENABLED(CONFIG_IPV6)
+		struct flowi6 fl6 = {
+			.flowi6_proto = IPPROTO_UDP,
+			.daddr = *raddr,
+			.saddr = *laddr,
+			.fl6_sport = sport,
+			.fl6_dport = dport,
+		};
+		struct dst_entry *dst;
+
+		/* Link-local addresses only make sense on our own link. */
+		if (ipv6_addr_type(raddr) & IPV6_ADDR_LINKLOCAL)
+			fl6.flowi6_oif = mdev->ndev->ifindex;
+		dst = ipv6_stub->ipv6_dst_lookup_flow(sock_net(sk), sk, &fl6,
+						      NULL);
+		if (IS_ERR(dst))
+			goto no_route;
+		udp_tunnel6_xmit_skb(dst, sk, skb, NULL, &fl6.saddr, &fl6.daddr,
+				     cb.tos, ip6_dst_hoplimit(dst), 0, sport,
+				     dport, false);
+#else
+		goto drop;
+#endif
+	}
+	return;
+
+no_route:
+	mroce_count(mdev, MROCE_CNT_TX_NO_ROUTE);
+drop:
+	kfree_skb(skb);
+}
+
+/*
+ * The peer's transmitter (mroce_peer_unlock made us it), bottom halves
+ * disabled: put the queued packets on the wire, in order, until no more
+ * come; the lock is held only to take them.
+ */
+void mroce_peer_xmit(struct mroce_peer *p)
+{
+	struct sk_buff_head q;
+	struct sk_buff *skb;
+
+	__skb_queue_head_init(&q);
+	for (;;) {
+		spin_lock(&p->lock);
+		skb_queue_splice_init(&p->txq, &q);
+		if (skb_queue_empty(&q)) {
+			p->xmitting = false;
+			spin_unlock(&p->lock);
+			return;
+		}
+		spin_unlock(&p->lock);
+		while ((skb = __skb_dequeue(&q)))
+			xmit_one(p->mdev, p->v4, &p->laddr, &p->raddr, skb);
+	}
+}
+
+/*
+ * Answer a packet for an unknown connection id with a RESET (rate limited),
+ * from @laddr to @raddr, the addresses the packet came between.
+ */
+void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
+		      bool v4, const struct in6_addr *laddr,
+		      const struct in6_addr *raddr)
+{
+	u8 buf[MROCE_HDR_LEN + MROCE_RESET_EXT_LEN];
+	struct sk_buff *skb;
+	u32 n;
+
+	if (pkt->hdr.opcode == MROCE_OP_RESET)
+		return;
+	if (!__ratelimit(&mdev->reset_rs)) {
+		mroce_count(mdev, MROCE_CNT_RESET_LIMITED);
+		return;
+	}
+	n = mroce_reset_reply(pkt, MROCE_RESET_UNKNOWN_CONN, buf);
+	if (!n)
+		return;
+	skb = alloc_skb(MROCE_SKB_HEADROOM + n, GFP_ATOMIC);
+	if (!skb) {
+		mroce_count(mdev, MROCE_CNT_TX_NOMEM);
+		return;
+	}
+	skb_reserve(skb, MROCE_SKB_HEADROOM);
+	skb_put_data(skb, buf, n);
+	mroce_cb(skb)->sport = mroce_udp_port;
+	mroce_cb(skb)->tos = 0;
+	mroce_count(mdev, MROCE_CNT_RESET_SENT);
+	xmit_one(mdev, v4, laddr, raddr, skb);
+}
