@@ -3,7 +3,9 @@
  * mroce_verbs: small libibverbs checks for the verbs selftests.
  *
  *   mroce_verbs pd DEV [N]         allocate and free N PDs (default 64)
- *   mroce_verbs unsupported DEV    verbs without an implementation must fail
+ *   mroce_verbs unsupported DEV    what the device does not implement (UD
+ *                                  QPs, resizing CQs, memory windows) and
+ *                                  malformed requests must fail
  *   mroce_verbs async DEV EVENT [SECONDS]
  *                                  allocate a PD, print "ready", then wait
  *                                  for the async event port_active or
@@ -111,7 +113,10 @@ static int expect_fail(const char *what, const void *obj, int err)
 	return err ? 0 : 1;
 }
 
-/* CREATE_CQ issued directly, so that the kernel's answer is checked too. */
+/*
+ * CREATE_CQ issued directly without room for the driver's response: the
+ * kernel must refuse it (the provider always passes the room).
+ */
 static int raw_create_cq(struct ibv_context *ctx)
 {
 	struct {
@@ -127,44 +132,70 @@ static int raw_create_cq(struct ibv_context *ctx)
 	cmd.core.cqe = 16;
 	cmd.core.comp_channel = -1;
 	if (write(ctx->cmd_fd, &cmd, sizeof(cmd)) >= 0) {
-		fprintf(stderr, "FAIL: kernel accepted CREATE_CQ\n");
+		fprintf(stderr, "FAIL: kernel accepted CREATE_CQ without a response buffer\n");
 		return 1;
 	}
-	printf("kernel CREATE_CQ failed as expected: %s\n", strerror(errno));
+	printf("kernel CREATE_CQ without response room failed as expected: %s\n",
+	       strerror(errno));
 	return 0;
 }
 
+/* What the device does not implement must fail with an errno. */
 static int cmd_unsupported(struct ibv_context *ctx)
 {
+	struct ibv_qp_init_attr qpa = {};
 	struct ibv_cq *cq;
-	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	struct ibv_mw *mw;
 	struct ibv_pd *pd;
-	char buf[4096];
 	void *map;
 	int bad = 0;
-
-	errno = 0;
-	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	bad |= expect_fail("ibv_create_cq", cq, errno);
 
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
 		return fail("ibv_alloc_pd");
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!cq)
+		return fail("ibv_create_cq");
+
+	qpa.send_cq = cq;
+	qpa.recv_cq = cq;
+	qpa.qp_type = IBV_QPT_UD;
+	qpa.cap.max_send_wr = 1;
+	qpa.cap.max_recv_wr = 1;
+	qpa.cap.max_send_sge = 1;
+	qpa.cap.max_recv_sge = 1;
 	errno = 0;
-	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
-	bad |= expect_fail("ibv_reg_mr", mr, errno);
-	ibv_dealloc_pd(pd);
+	qp = ibv_create_qp(pd, &qpa);
+	bad |= expect_fail("ibv_create_qp(UD)", qp, errno);
+	if (qp)
+		ibv_destroy_qp(qp);
+
+	errno = ibv_resize_cq(cq, 64);
+	bad |= expect_fail("ibv_resize_cq", errno ? NULL : cq, errno);
+
+	errno = 0;
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	bad |= expect_fail("ibv_alloc_mw", mw, errno);
+	if (mw)
+		ibv_dealloc_mw(mw);
 
 	bad |= raw_create_cq(ctx);
 
-	map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, ctx->cmd_fd, 0);
+	/* An offset the kernel never handed out maps nothing. */
+	map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, ctx->cmd_fd,
+		   (off_t)4096 * 12345);
 	if (map != MAP_FAILED) {
-		fprintf(stderr, "FAIL: mmap of the device succeeded\n");
+		fprintf(stderr, "FAIL: mmap of an unknown offset succeeded\n");
 		munmap(map, 4096);
 		bad = 1;
 	} else {
-		printf("mmap failed as expected: %s\n", strerror(errno));
+		printf("mmap of an unknown offset failed as expected: %s\n",
+		       strerror(errno));
 	}
+
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
 	return bad;
 }
 

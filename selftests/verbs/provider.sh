@@ -32,8 +32,8 @@ rdma link add "$dev" type metaroce netdev "$vA"
 mac=$(cat "/sys/class/net/$vA/address")
 check "sysfs metaroce_abi = 1" grep -qx 1 "/sys/class/infiniband/$dev/metaroce_abi"
 check "sysfs netdev = $vA" grep -qx "$vA" "/sys/class/infiniband/$dev/netdev"
-check "hw counter rx_no_datapath = 0" \
-	grep -qx 0 "/sys/class/infiniband/$dev/hw_counters/rx_no_datapath"
+check "hw counter rx_drop_short = 0" \
+	grep -qx 0 "/sys/class/infiniband/$dev/hw_counters/rx_drop_short"
 check "ibv_devices lists $dev" eval "ibv_devices | grep -qw $dev"
 
 # roce_gid_mgmt fills the GID table asynchronously.
@@ -58,13 +58,15 @@ IFS=: read -r m1 m2 m3 m4 m5 m6 <<<"$mac"
 guid=$(printf '%02x%s:%sff:fe%s:%s%s' $((0x$m1 ^ 2)) "$m2" "$m3" "$m4" "$m5" "$m6")
 check "node_guid $guid derived from MAC $mac" \
 	eval '[ "$(field node_guid)" = "$guid" ]'
-check "max_pd 65536, atomic_cap ATOMIC_NONE" eval '
-	[ "$(field max_pd)" = 65536 ] && [ "$(field atomic_cap)" = ATOMIC_NONE ]'
+check "max_pd 65536, atomic_cap ATOMIC_HCA, max_qp_rd_atom 16" eval '
+	[ "$(field max_pd)" = 65536 ] && [ "$(field atomic_cap)" = ATOMIC_HCA ] &&
+	[ "$(field max_qp_rd_atom)" = 16 ]'
 check "port: PORT_ACTIVE, active_mtu 1024, 1 pkey" eval '
 	[ "$(field state)" = PORT_ACTIVE ] && [ "$(field active_mtu)" = 1024 ] &&
 	[ "$(field max_pkeys)" = 1 ]'
 check "PD alloc/free through libibverbs" "$MROCE_VERBS" pd "$dev" 256
-check "unsupported verbs fail with an errno" "$MROCE_VERBS" unsupported "$dev"
+check "unsupported verbs and bad requests fail with an errno" \
+	"$MROCE_VERBS" unsupported "$dev"
 if [ -e /etc/libibverbs.d/metaroce.driver ]; then
 	ok "no device claimed without the provider # SKIP provider installed"
 else
