@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # make demo: ib_write_bw over MetaRoCE across a lossy multipath link, side by
 # side with rdma_rxe on the very same path, in one boot of the test VM
-# (about 3 minutes).  On the host this script boots metaroce-vm and runs
+# (about 2 minutes).  On the host this script boots metaroce-vm and runs
 # itself inside; in the guest (METAROCE_VM=1) it builds the topology:
 #
 #   init_net                netns R1 (router)                netns R2 (router)          init_net
