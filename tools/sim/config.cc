@@ -306,12 +306,42 @@ const std::vector<Option> &options() {
          c.link_losses.push_back(l);
          return "";
        })},
+      {"link_latency", "LINK TIME: propagation delay of one link, e.g. a longer cable (repeatable)",
+       with([](Config &c, const std::string &v) -> std::string {
+         std::string name, t;
+         LinkSetting l;
+         if (!split_pair(v, name, t) || !parse_time(t, l.delay))
+           return bad("\"LINK TIME\", e.g. \"p0.leaf0~p0.spine1 5us\"");
+         l.link = name;
+         c.link_settings.push_back(l);
+         return "";
+       })},
+      {"link_rate", "LINK GBPS: rate of one link, e.g. a degraded port (repeatable)",
+       with([](Config &c, const std::string &v) -> std::string {
+         std::string name, r;
+         LinkSetting l;
+         if (!split_pair(v, name, r) || !parse_gbps(r, l.rate_bps))
+           return bad("\"LINK GBPS\", e.g. \"p0.leaf0~p0.spine1 25\"");
+         l.link = name;
+         c.link_settings.push_back(l);
+         return "";
+       })},
+      // --- output ---
+      {"timeline", "time-series interval for --json (\"timeline\"); 0 = none",
+       with([](Config &c, const std::string &v) -> std::string {
+         return parse_time(v, c.timeline) ? "" : bad("a time like 10us");
+       })},
+      {"timeline_flows", "0|1: the timeline also per (source, destination) host pair",
+       with([](Config &c, const std::string &v) -> std::string {
+         return parse_bool(v, c.timeline_flows) ? "" : bad("0 or 1");
+       })},
       // --- MetaRoCE (the protocol core's knobs; 0 keeps the core default) ---
       {"metaroce_rto_min", "path RTO floor (default 200us; 0 = core default 1ms)",
        with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.metaroce.rto_min) ? "" : bad("a time");
        })},
-      {"metaroce_rto_init", "path RTO before the first RTT sample (default 200us; 0 = core default 4ms)",
+      {"metaroce_rto_init",
+       "path RTO before the first RTT sample (default 200us; 0 = core default 4ms)",
        with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.metaroce.rto_init) ? "" : bad("a time");
        })},
@@ -326,6 +356,10 @@ const std::vector<Option> &options() {
       {"metaroce_dupthresh", "psn distance that proves a loss (core default 3)",
        with([](Config &c, const std::string &v) -> std::string {
          return parse_u32(v, c.metaroce.dupthresh) ? "" : bad("a non-negative integer");
+       })},
+      {"metaroce_health_epoch", "path health check period (core default 10ms)",
+       with([](Config &c, const std::string &v) -> std::string {
+         return parse_time(v, c.metaroce.health_epoch) ? "" : bad("a time");
        })},
       {"metaroce_share_epoch", "receiver fair-share epoch; 0 = no rate hints",
        with([](Config &c, const std::string &v) -> std::string {
@@ -557,6 +591,10 @@ std::string validate(Config &c) {
   for (const LinkLoss &l : c.link_losses)
     if (!(l.loss >= 0.0 && l.loss < 1.0))
       return "link_loss fraction must be in [0, 1)";
+  if (c.timeline_flows && !c.timeline)
+    return "timeline_flows needs a timeline interval";
+  if (c.timeline && c.timeline < 100 * kNs)
+    return "timeline interval must be at least 100ns";
   const RoceV2Params &r = c.rocev2;
   if (r.rto == 0)
     return "rocev2_rto must be positive";

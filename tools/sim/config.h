@@ -28,6 +28,14 @@ struct LinkLoss {
   double loss = 0;
 };
 
+// One link made different from the rest (both directions): a longer cable,
+// a slower (degraded) port.
+struct LinkSetting {
+  std::string link;
+  Time delay = kNever;   // kNever: unchanged
+  uint64_t rate_bps = 0; // 0: unchanged
+};
+
 struct Config {
   std::string transport = "rocev2";
   WorkloadKind workload = WorkloadKind::kAllReduce;
@@ -44,6 +52,9 @@ struct Config {
   MetaRoceParams metaroce; // metaroce.paths and .mtu are --paths / --mtu
   std::vector<LinkEvent> link_events;
   std::vector<LinkLoss> link_losses;
+  std::vector<LinkSetting> link_settings;
+  Time timeline = 0;           // time-series interval; 0 = none
+  bool timeline_flows = false; // also per (src, dst) host pair
 
   uint32_t effective_qps_per_pair() const { return qps_per_pair ? qps_per_pair : topo.planes; }
 };

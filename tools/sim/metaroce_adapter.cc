@@ -193,6 +193,8 @@ MetaRoceTransport::MetaRoceTransport(TransportEnv &env, const MetaRoceParams &pa
     cfg_.ack_delay_ns = params.ack_delay / kNs;
   if (params.dupthresh)
     cfg_.dupthresh = params.dupthresh;
+  if (params.health_epoch)
+    cfg_.epoch_ns = params.health_epoch / kNs;
   mroce_share_init(&share_, share_capacity(), std::max<uint64_t>(params.share_epoch / kNs, 1), 0);
 }
 

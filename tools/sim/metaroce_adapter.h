@@ -45,6 +45,7 @@ struct MetaRoceParams {
   Time ack_delay = 0;
   uint32_t dupthresh = 0;
   Time share_epoch = 100 * kUs; // receiver fair-share epoch; 0 disables hints
+  Time health_epoch = 0;        // path health check period; 0 keeps the core's
 };
 
 class MetaRoceTransport;

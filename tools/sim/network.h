@@ -124,6 +124,9 @@ public:
   TransportEnv &env(uint32_t host);
   void set_app(AppSink *app) { app_ = app; }
   void schedule_link_state(Time at, uint32_t link, bool up);
+  // Make one link (both directions) longer or slower than the rest.
+  void set_link_delay(uint32_t link, Time delay);
+  void set_link_rate(uint32_t link, uint64_t rate_bps);
   // Runs fn(ctx) at simulated time `at` (workload starts, test probes).
   using Callback = void (*)(void *ctx, Time now);
   void schedule_call(Time at, Callback fn, void *ctx);

@@ -31,6 +31,16 @@ std::string Simulation::setup() {
     net_.channel(net_.links()[link].port_a).set_loss(l.loss);
     net_.channel(net_.links()[link].port_b).set_loss(l.loss);
   }
+  for (const LinkSetting &l : cfg_.link_settings) {
+    const int link = net_.find_link(l.link);
+    if (link < 0)
+      return std::string(l.delay != kNever ? "link_latency" : "link_rate") + ": no link named \"" +
+             l.link + "\"";
+    if (l.delay != kNever)
+      net_.set_link_delay(static_cast<uint32_t>(link), l.delay);
+    if (l.rate_bps)
+      net_.set_link_rate(static_cast<uint32_t>(link), l.rate_bps);
+  }
   for (const LinkEvent &e : cfg_.link_events) {
     if (e.plane >= 0) {
       for (uint32_t link : topo_.plane_links[e.plane])
@@ -73,12 +83,22 @@ uint64_t Simulation::post(uint32_t src, uint32_t dst, uint32_t flow, uint64_t by
 }
 
 void Simulation::placed(uint32_t host, uint64_t msg, uint64_t offset, uint64_t len) {
+  if (!timeline_) {
+    msgs_.place(host, msg, offset, len);
+    return;
+  }
+  const uint64_t before = msgs_.stats().bytes_delivered;
   msgs_.place(host, msg, offset, len);
+  const uint64_t fresh = msgs_.stats().bytes_delivered - before;
+  if (fresh)
+    timeline_->placed(net_.now(), msgs_[msg].src, msgs_[msg].dst, fresh);
 }
 
 void Simulation::delivered(uint32_t host, uint64_t msg) {
   if (!msgs_.deliver(host, msg, net_.now()))
     return;
+  if (timeline_)
+    timeline_->delivered(net_.now());
   workload_->on_delivered(*this, msg);
   if (workload_->done() && completed_at_ == kNever)
     completed_at_ = net_.now();
@@ -88,8 +108,31 @@ void Simulation::send_complete(uint32_t host, uint64_t msg) {
   msgs_.send_complete(host, msg, net_.now());
 }
 
+TimelineCounters Simulation::timeline_counters() const {
+  TransportCounters t = net_.transport_counters();
+  for (uint32_t h = 0; h < net_.num_hosts(); ++h)
+    transports_->at(h).report(t);
+  return TimelineCounters::from(net_.counters(), t);
+}
+
+void Simulation::sample_timeline(void *ctx, Time now) {
+  auto *self = static_cast<Simulation *>(ctx);
+  // Only until the workload completes (the series end there) and while
+  // something else is pending, so the run still ends when the fabric falls
+  // idle.
+  if (self->completed_at_ != kNever)
+    return;
+  self->timeline_->sample(now, self->timeline_counters());
+  if (self->net_.pending_events() > 0)
+    self->net_.schedule_call(now + self->timeline_->interval(), &Simulation::sample_timeline, self);
+}
+
 SimResult Simulation::run() {
   net_.schedule_call(0, &Simulation::start, this);
+  if (cfg_.timeline) {
+    timeline_ = std::make_unique<TimelineRecorder>(cfg_.timeline, cfg_.timeline_flows);
+    net_.schedule_call(cfg_.timeline, &Simulation::sample_timeline, this);
+  }
   net_.run(cfg_.max_time);
 
   SimResult r;
@@ -114,6 +157,11 @@ SimResult Simulation::run() {
   r.transport_stats = net_.transport_counters();
   for (uint32_t h = 0; h < net_.num_hosts(); ++h)
     transports_->at(h).report(r.transport_stats);
+  if (timeline_)
+    // A completed run's series end at the completion; whatever is counted
+    // after it (the last ACKs) goes into the last interval.
+    r.timeline =
+        timeline_->finish(r.completion_time, TimelineCounters::from(r.fabric, r.transport_stats));
   r.events = net_.events();
   r.packets_in_flight_at_end = net_.packets_in_flight();
   const double secs = to_seconds(r.completion_time);
@@ -125,6 +173,45 @@ SimResult Simulation::run() {
   }
   return r;
 }
+
+namespace {
+
+void series(JsonWriter &j, const char *name, const std::vector<uint64_t> &v) {
+  j.key(name).begin_array();
+  for (uint64_t x : v)
+    j.value(x);
+  j.end_array();
+}
+
+void timeline_json(JsonWriter &j, const Timeline &t) {
+  j.key("timeline").begin_object();
+  j.field("interval_s", to_seconds(t.interval));
+  j.field("intervals", static_cast<uint64_t>(t.size()));
+  j.field("first_delivery_s", t.first_delivery == kNever ? -1.0 : to_seconds(t.first_delivery));
+  series(j, "delivered_bytes", t.delivered_bytes);
+  series(j, "messages_delivered", t.messages_delivered);
+  series(j, "payload_sent", t.payload_sent);
+  series(j, "retransmitted_bytes", t.retransmitted_bytes);
+  series(j, "packets_dropped", t.packets_dropped);
+  series(j, "ecn_marks", t.ecn_marks);
+  series(j, "timeouts", t.timeouts);
+  series(j, "tail_loss_probes", t.tail_loss_probes);
+  series(j, "paths_replaced", t.paths_replaced);
+  series(j, "failures", t.failures);
+  if (!t.flows.empty()) {
+    j.key("flows").begin_array();
+    for (const TimelineFlow &f : t.flows) {
+      j.begin_object();
+      j.field("src", f.src).field("dst", f.dst).field("first_s", to_seconds(f.first));
+      series(j, "bytes", f.bytes);
+      j.end_object();
+    }
+    j.end_array();
+  }
+  j.end_object();
+}
+
+} // namespace
 
 std::string result_json(const SimResult &r) {
   JsonWriter j;
@@ -180,6 +267,8 @@ std::string result_json(const SimResult &r) {
   j.field("spurious_retransmissions", t.spurious_retransmissions);
   j.end_object();
   j.field("end_time_s", to_seconds(r.end_time));
+  if (r.timeline.interval)
+    timeline_json(j, r.timeline);
   j.end_object();
   return j.str();
 }

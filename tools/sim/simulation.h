@@ -8,6 +8,7 @@
 #include "config.h"
 #include "messages.h"
 #include "network.h"
+#include "timeline.h"
 #include "topology.h"
 #include "transport_factory.h"
 #include "workload.h"
@@ -42,6 +43,7 @@ struct SimResult {
   MessageStats msgs;
   FabricCounters fabric;
   TransportCounters transport_stats;
+  Timeline timeline; // interval 0: not recorded
 };
 
 class Simulation final : public AppSink, public WorkloadDriver {
@@ -69,6 +71,8 @@ private:
   explicit Simulation(const Config &cfg);
   std::string setup();
   static void start(void *ctx, Time now);
+  static void sample_timeline(void *ctx, Time now);
+  TimelineCounters timeline_counters() const;
 
   Config cfg_;
   Network net_;
@@ -76,6 +80,7 @@ private:
   std::unique_ptr<TransportSet> transports_;
   std::unique_ptr<Workload> workload_;
   MessageTable msgs_;
+  std::unique_ptr<TimelineRecorder> timeline_;
   Time completed_at_ = kNever;
 };
 

@@ -98,6 +98,23 @@ TEST(Cli, JsonHasTheRequiredFieldsAndIsReproducible) {
   EXPECT_EQ(a.out, b.out);
 }
 
+TEST(Cli, TimelineOnlyOnRequest) {
+  const std::string args = "--hosts 4 --workload incast --size 256KiB --transport metaroce --json";
+  const CliRun plain = sim(args);
+  ASSERT_EQ(plain.status, 0) << plain.out;
+  EXPECT_EQ(plain.out.find("\"timeline\""), std::string::npos);
+  const CliRun timed = sim(args + " --timeline 5us --timeline_flows 1");
+  ASSERT_EQ(timed.status, 0) << timed.out;
+  for (const char *k : {"\"timeline\":{\"interval_s\":5e-06,", "\"delivered_bytes\":[",
+                        "\"paths_replaced\":[", "\"flows\":[{\"src\":"})
+    EXPECT_NE(timed.out.find(k), std::string::npos) << k << " missing in " << timed.out;
+  expect_error(kSmall + "--timeline_flows 1", "timeline");
+  expect_error(kSmall + "--timeline 10ps", "timeline");
+  expect_error(kSmall + "--link_latency p0.leaf0~p0.spine0", "link_latency");
+  expect_error(kSmall + "--link_rate \"p0.leaf0~p0.spine0 0\"", "link_rate");
+  expect_error(kSmall + "--link_rate \"nosuch~link 10\"", "no link named");
+}
+
 TEST(Cli, ScenarioFileWithCommandLineOverride) {
   const std::string scn = std::string("--scenario ") + METAROCE_SIM_TESTDATA + "/failover.scn";
   const CliRun a = sim(scn + " --json");

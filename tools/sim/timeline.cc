@@ -1,0 +1,90 @@
+#include "timeline.h"
+
+#include <algorithm>
+
+namespace mroce::sim {
+
+TimelineCounters TimelineCounters::from(const FabricCounters &f, const TransportCounters &t) {
+  TimelineCounters c;
+  c.payload_sent = f.payload_bytes_sent;
+  c.retransmitted = t.bytes_retransmitted;
+  c.dropped = f.packets_dropped();
+  c.ecn_marks = f.ecn_marks;
+  c.timeouts = t.timeouts;
+  c.tail_loss_probes = t.tail_loss_probes;
+  c.paths_replaced = t.paths_replaced;
+  c.failed = t.failed_qps + t.failed_connections;
+  return c;
+}
+
+TimelineRecorder::TimelineRecorder(Time interval, bool per_flow) : per_flow_(per_flow) {
+  tl_.interval = interval;
+}
+
+void TimelineRecorder::grow(size_t n) {
+  if (tl_.delivered_bytes.size() >= n)
+    return;
+  for (auto *v : {&tl_.delivered_bytes, &tl_.messages_delivered, &tl_.payload_sent,
+                  &tl_.retransmitted_bytes, &tl_.packets_dropped, &tl_.ecn_marks, &tl_.timeouts,
+                  &tl_.tail_loss_probes, &tl_.paths_replaced, &tl_.failures})
+    v->resize(n, 0);
+  for (TimelineFlow &f : tl_.flows)
+    f.bytes.resize(n, 0);
+}
+
+void TimelineRecorder::placed(Time now, uint32_t src, uint32_t dst, uint64_t fresh) {
+  if (!fresh)
+    return;
+  const size_t b = bin(now);
+  grow(b + 1);
+  tl_.delivered_bytes[b] += fresh;
+  tl_.first_delivery = std::min(tl_.first_delivery, now);
+  if (!per_flow_)
+    return;
+  const uint64_t key = (uint64_t{src} << 32) | dst;
+  auto [it, inserted] = flow_index_.try_emplace(key, static_cast<uint32_t>(tl_.flows.size()));
+  if (inserted) {
+    TimelineFlow f;
+    f.src = src;
+    f.dst = dst;
+    f.first = now;
+    f.bytes.assign(tl_.delivered_bytes.size(), 0);
+    tl_.flows.push_back(std::move(f));
+  }
+  tl_.flows[it->second].bytes[b] += fresh;
+}
+
+void TimelineRecorder::delivered(Time now) {
+  const size_t b = bin(now);
+  grow(b + 1);
+  ++tl_.messages_delivered[b];
+}
+
+void TimelineRecorder::add_diff(size_t b, const TimelineCounters &c) {
+  grow(b + 1);
+  tl_.payload_sent[b] += c.payload_sent - last_.payload_sent;
+  tl_.retransmitted_bytes[b] += c.retransmitted - last_.retransmitted;
+  tl_.packets_dropped[b] += c.dropped - last_.dropped;
+  tl_.ecn_marks[b] += c.ecn_marks - last_.ecn_marks;
+  tl_.timeouts[b] += c.timeouts - last_.timeouts;
+  tl_.tail_loss_probes[b] += c.tail_loss_probes - last_.tail_loss_probes;
+  tl_.paths_replaced[b] += c.paths_replaced - last_.paths_replaced;
+  tl_.failures[b] += c.failed - last_.failed;
+  last_ = c;
+}
+
+void TimelineRecorder::sample(Time now, const TimelineCounters &c) {
+  // Everything counted up to the boundary happened in the interval before it.
+  add_diff(now == 0 ? 0 : bin(now) - 1, c);
+}
+
+Timeline TimelineRecorder::finish(Time end, const TimelineCounters &c) {
+  // Intervals up to the one holding `end`; an end exactly on a boundary
+  // closes the interval before it.
+  const size_t last = end == 0 ? 0 : bin(end - 1);
+  grow(last + 1);
+  add_diff(std::min(last, tl_.delivered_bytes.size() - 1), c);
+  return tl_;
+}
+
+} // namespace mroce::sim

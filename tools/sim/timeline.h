@@ -1,0 +1,90 @@
+// Time series of a run (--timeline INTERVAL): what happened in each
+// interval [k*I, (k+1)*I) of simulated time.
+//
+// Application bytes are binned where they land (the placement reports the
+// simulation already checks), so the series sums exactly to the run's
+// bytes_delivered.  Fabric and transport counters are cumulative; they are
+// snapshotted at every interval boundary and the series holds the
+// differences, so each series sums to the run's total as well.  Sampling
+// only reads state: a run with a timeline gives the same result as one
+// without.
+//
+// With per-flow recording (--timeline_flows 1) the delivered bytes are also
+// kept per (source host, destination host): the receiver-side rate of every
+// sender, for fairness and convergence measurements.
+#pragma once
+
+#include "metrics.h"
+#include "sim_time.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace mroce::sim {
+
+// Cumulative counters a timeline samples.
+struct TimelineCounters {
+  uint64_t payload_sent = 0; // payload bytes hosts put on the wire (first + resent)
+  uint64_t retransmitted = 0;
+  uint64_t dropped = 0; // packets, every reason
+  uint64_t ecn_marks = 0;
+  uint64_t timeouts = 0;
+  uint64_t tail_loss_probes = 0;
+  uint64_t paths_replaced = 0;
+  uint64_t failed = 0; // failed QPs + failed connections
+
+  static TimelineCounters from(const FabricCounters &f, const TransportCounters &t);
+};
+
+struct TimelineFlow {
+  uint32_t src = 0;
+  uint32_t dst = 0;
+  Time first = kNever;         // first application byte placed
+  std::vector<uint64_t> bytes; // per interval
+};
+
+struct Timeline {
+  Time interval = 0; // 0: no timeline was recorded
+  Time first_delivery = kNever;
+  std::vector<uint64_t> delivered_bytes; // application bytes placed (new ones only)
+  std::vector<uint64_t> messages_delivered;
+  std::vector<uint64_t> payload_sent;
+  std::vector<uint64_t> retransmitted_bytes;
+  std::vector<uint64_t> packets_dropped;
+  std::vector<uint64_t> ecn_marks;
+  std::vector<uint64_t> timeouts;
+  std::vector<uint64_t> tail_loss_probes;
+  std::vector<uint64_t> paths_replaced;
+  std::vector<uint64_t> failures;
+  std::vector<TimelineFlow> flows; // in order of their first byte
+
+  size_t size() const { return delivered_bytes.size(); }
+};
+
+class TimelineRecorder {
+public:
+  TimelineRecorder(Time interval, bool per_flow);
+
+  Time interval() const { return tl_.interval; }
+  // `fresh` new application bytes of a src->dst message landed at `now`.
+  void placed(Time now, uint32_t src, uint32_t dst, uint64_t fresh);
+  void delivered(Time now);
+  // The counters at the boundary `now` (a multiple of the interval).
+  void sample(Time now, const TimelineCounters &c);
+  // The end of the run: the last (partial) interval, then the result.
+  Timeline finish(Time end, const TimelineCounters &c);
+
+private:
+  size_t bin(Time t) const { return static_cast<size_t>(t / tl_.interval); }
+  void grow(size_t n);
+  void add_diff(size_t bin, const TimelineCounters &c);
+
+  Timeline tl_;
+  bool per_flow_;
+  TimelineCounters last_;
+  std::unordered_map<uint64_t, uint32_t> flow_index_; // src << 32 | dst
+};
+
+} // namespace mroce::sim
