@@ -4,7 +4,8 @@
  * publishes the producer index once per call and rings the doorbell (a
  * POST_SEND command with no work requests: the kernel reads the ring).
  * ibv_post_recv and ibv_post_srq_recv only write the ring: the kernel reads
- * receives when a message needs one.
+ * receives when a message needs one (a QP in the error state gets a
+ * doorbell, so that its new receives are flushed at once).
  */
 #include <errno.h>
 #include <string.h>
@@ -259,11 +260,27 @@ int mroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
 
+	struct ibv_recv_wr *first = wr;
+	int ret;
+
 	/* No receive ring with an SRQ; none accepted before INIT. */
 	if (!qp->rq.num || ibqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	return mroce_post_rqes(&qp->rq, &qp->rq_lock, qp->max_recv_sge, wr,
-			       bad_wr);
+	ret = mroce_post_rqes(&qp->rq, &qp->rq_lock, qp->max_recv_sge, wr,
+			      bad_wr);
+	/*
+	 * In the error state receives complete at once, flushed: the kernel
+	 * flushes what it finds at a doorbell (drain idioms wait for that).
+	 */
+	if (ibqp->state == IBV_QPS_ERR && (ret == 0 || *bad_wr != first)) {
+		int db = mroce_doorbell(qp);
+
+		if (db && !ret) {
+			ret = db;
+			*bad_wr = first;
+		}
+	}
+	return ret;
 }

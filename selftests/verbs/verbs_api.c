@@ -639,6 +639,43 @@ static void test_srq(struct end *a)
 	check(ibv_destroy_srq(srq) == 0, "ibv_destroy_srq");
 }
 
+/* In the error state, new work requests complete at once, flushed. */
+static void test_err_flush(struct end *a, struct end *b)
+{
+	struct ibv_qp *qp = make_qp(a, NULL, NULL), *peer = make_qp(b, NULL,
+								    NULL);
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_ERR };
+	struct ibv_sge s = sge(a, 0, 64);
+	struct ibv_recv_wr rw = { .wr_id = 77, .sg_list = &s, .num_sge = 1 },
+			   *rbad;
+	struct ibv_send_wr wr = { .wr_id = 78, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc[4];
+	int n, i, flushed = 0;
+
+	if (!qp || !peer || to_init(qp) || to_init(peer) ||
+	    to_rts(a, qp, b, peer->qp_num) || to_rts(b, peer, a, qp->qp_num)) {
+		check(false, "QP pair for the error-state test");
+		goto out;
+	}
+	check(ibv_modify_qp(qp, &at, IBV_QP_STATE) == 0, "QP to ERR");
+	check(ibv_post_recv(qp, &rw, &rbad) == 0, "ibv_post_recv in ERR");
+	check(ibv_post_send(qp, &wr, &bad) == 0, "ibv_post_send in ERR");
+	n = wait_wc(a->cq, wc, 2, 5000);
+	for (i = 0; i < n; i++)
+		flushed += wc[i].status == IBV_WC_WR_FLUSH_ERR &&
+			   (wc[i].wr_id == 77 || wc[i].wr_id == 78);
+	check(n == 2 && flushed == 2,
+	      "both flushed with IBV_WC_WR_FLUSH_ERR (%d CQEs, %d flushed)", n,
+	      flushed);
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (peer)
+		ibv_destroy_qp(peer);
+}
+
 /* Extended CQ polling on a receive CQ: opcode, length, immediate, QPN. */
 static void test_cq_ex(struct end *a, struct end *b)
 {
@@ -891,6 +928,7 @@ int main(int argc, char **argv)
 	test_wr_api(&a, &b);
 	test_srq(&a);
 	test_cq_ex(&a, &b);
+	test_err_flush(&a, &b);
 	test_unsupported(&a);
 
 	printf("1..%d\n", ntest);
