@@ -771,12 +771,17 @@ out:
 /*
  * Thread safety: 4 threads post to one send queue (retrying on ENOMEM)
  * while 2 threads poll the shared CQ; every WR completes exactly once.
+ * The QP and its CQ are the test's own, the CQ large enough for every
+ * completion (sends complete whether or not anyone polls: a smaller CQ
+ * could overflow, which verbs leaves to the application to prevent).
  */
 #define T_POSTERS	4
 #define T_PER		200
 
 struct tstate {
 	struct end *a, *b;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
 	int id;
 	int errors;
 };
@@ -800,7 +805,7 @@ static void *t_post(void *arg)
 	wr.wr.rdma.rkey = t->b->mr->rkey;
 	for (i = 0; i < T_PER; i++) {
 		wr.wr_id = t->id * T_PER + i;
-		while ((ret = ibv_post_send(t->a->qp, &wr, &bad)) == ENOMEM)
+		while ((ret = ibv_post_send(t->qp, &wr, &bad)) == ENOMEM)
 			sched_yield();
 		if (ret) {
 			t->errors++;
@@ -825,7 +830,7 @@ static void *t_poll(void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (n || now.tv_sec - t0.tv_sec > 60)
 			return NULL;
-		n = ibv_poll_cq(t->a->cq, 8, wc);
+		n = ibv_poll_cq(t->cq, 8, wc);
 		if (n < 0) {
 			t->errors++;
 			return NULL;
@@ -844,12 +849,30 @@ static void *t_poll(void *arg)
 
 static void test_threads(struct end *a, struct end *b)
 {
+	struct ibv_cq *cq = ibv_create_cq(a->ctx, 2 * T_POSTERS * T_PER, NULL,
+					  NULL, 0);
+	struct ibv_qp_init_attr qa = {
+		.send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = DEPTH, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
 	struct tstate ts[T_POSTERS + 2];
 	pthread_t th[T_POSTERS + 2];
+	struct ibv_qp *qp = NULL, *peer = NULL;
 	int i, errors = 0, missing = 0;
 
+	if (cq)
+		qp = ibv_create_qp(a->pd, &qa);
+	peer = make_qp(b, NULL, NULL);
+	if (!qp || !peer || to_init(qp) || to_init(peer) ||
+	    to_rts(a, qp, b, peer->qp_num) || to_rts(b, peer, a, qp->qp_num)) {
+		check(false, "QP and CQ for the thread test");
+		goto out;
+	}
 	for (i = 0; i < T_POSTERS + 2; i++) {
-		ts[i] = (struct tstate){ .a = a, .b = b, .id = i };
+		ts[i] = (struct tstate){ .a = a, .b = b, .qp = qp, .cq = cq,
+					 .id = i };
 		pthread_create(&th[i], NULL, i < T_POSTERS ? t_post : t_poll,
 			       &ts[i]);
 	}
@@ -862,6 +885,13 @@ static void test_threads(struct end *a, struct end *b)
 	check(!errors && !t_bad && !missing && t_done == T_POSTERS * T_PER,
 	      "%d threads posting, 2 polling one CQ: %d completions, %d bad, %d missing, %d errors",
 	      T_POSTERS, t_done, t_bad, missing, errors);
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (peer)
+		ibv_destroy_qp(peer);
+	if (cq)
+		ibv_destroy_cq(cq);
 }
 
 static void test_unsupported(struct end *a)
