@@ -92,4 +92,15 @@ static void BM_SimMetaRoceAllReduce(benchmark::State &state) {
 }
 BENCHMARK(BM_SimMetaRoceAllReduce)->Unit(benchmark::kMillisecond);
 
+// Many connections per host (31): the adapter's per-connection work.
+static void BM_SimMetaRoceAllToAll(benchmark::State &state) {
+  Config c;
+  c.transport = "metaroce";
+  c.topo.hosts = 32;
+  c.workload = WorkloadKind::kAllToAll;
+  c.size = 32ull << 20;
+  run_sim(state, c);
+}
+BENCHMARK(BM_SimMetaRoceAllToAll)->Unit(benchmark::kMillisecond);
+
 BENCHMARK_MAIN();

@@ -29,12 +29,15 @@ public:
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
   uint64_t scheduled() const { return next_seq_; }
+  size_t peak_size() const { return peak_; }
   const Event &top() const { return heap_.front(); }
 
   void push(Time time, uint8_t type, uint32_t target, uint64_t arg) {
     Event ev{time, next_seq_++, arg, target, type};
     size_t hole = heap_.size();
     heap_.push_back(ev);
+    if (heap_.size() > peak_)
+      peak_ = heap_.size();
     while (hole > 0) {
       const size_t parent = (hole - 1) / kArity;
       if (!before(ev, heap_[parent]))
@@ -80,6 +83,7 @@ private:
   }
   std::vector<Event> heap_;
   uint64_t next_seq_ = 0;
+  size_t peak_ = 0;
 };
 
 } // namespace mroce::sim

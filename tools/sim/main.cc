@@ -131,17 +131,20 @@ int main(int argc, char **argv) {
     if (timing) {
       // Wall-clock figures differ between runs: only on request.
       out.pop_back();
-      char buf[128];
-      std::snprintf(buf, sizeof(buf), ",\"wall_time_s\":%.6f,\"events_per_s\":%.0f}", wall,
-                    wall > 0 ? static_cast<double>(r.events) / wall : 0.0);
+      char buf[160];
+      std::snprintf(buf, sizeof(buf),
+                    ",\"wall_time_s\":%.6f,\"events_per_s\":%.0f,\"peak_pending_events\":%zu}",
+                    wall, wall > 0 ? static_cast<double>(r.events) / wall : 0.0,
+                    sim->network().peak_pending_events());
       out += buf;
     }
     std::printf("%s\n", out.c_str());
   } else {
     print_human(r);
     if (timing)
-      std::printf("  wall time        %.3f s (%.2f M events/s)\n", wall,
-                  wall > 0 ? static_cast<double>(r.events) / wall / 1e6 : 0.0);
+      std::printf("  wall time        %.3f s (%.2f M events/s, %zu events pending at most)\n", wall,
+                  wall > 0 ? static_cast<double>(r.events) / wall / 1e6 : 0.0,
+                  sim->network().peak_pending_events());
   }
   return 0;
 }

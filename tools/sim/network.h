@@ -140,6 +140,7 @@ public:
   Time now() const { return now_; }
   uint64_t events() const { return events_; }
   size_t pending_events() const { return queue_.size(); }
+  size_t peak_pending_events() const { return queue_.peak_size(); }
   const FabricParams &params() const { return params_; }
   uint32_t num_hosts() const { return static_cast<uint32_t>(hosts_.size()); }
   uint32_t host_node(uint32_t host) const { return hosts_[host]; }
