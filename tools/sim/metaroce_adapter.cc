@@ -444,11 +444,16 @@ void MetaRoceTransport::after_core(Conn *k, bool timer_ran) {
 }
 
 uint64_t MetaRoceTransport::share_capacity() const {
-  // The receiver's inbound capacity, bytes per second: the ports that are up.
+  // The receiver's inbound capacity of the ports that are up, in what the
+  // share measures: payload bytes per second.  The line rate would promise
+  // the senders ~3% more than the link delivers (Ethernet, IP, UDP and
+  // MetaRoCE headers); the excess builds a standing queue whose ECN marks
+  // keep the windows, not the hints, in charge, and the incast never settles.
   uint64_t capacity = 0;
   for (uint32_t p = 0; p < env_.num_ports(); ++p)
     if (env_.port_up(p))
       capacity += env_.port_rate_bps(p) / 8;
+  capacity = capacity * params_.mtu / (params_.mtu + kWireOverhead + MROCE_MAX_HDR_LEN);
   return params_.share_epoch ? capacity : 0;
 }
 
