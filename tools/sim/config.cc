@@ -335,6 +335,14 @@ const std::vector<Option> &options() {
        with([](Config &c, const std::string &v) -> std::string {
          return parse_bool(v, c.timeline_flows) ? "" : bad("0 or 1");
        })},
+      {"timeline_link", "LINK: the timeline also has the bytes this link carries (repeatable)",
+       with([](Config &c, const std::string &v) -> std::string {
+         const std::string name = trim(v);
+         if (name.empty() || name.find(' ') != std::string::npos)
+           return bad("a link name, e.g. p0.leaf0~p0.spine1");
+         c.timeline_links.push_back(name);
+         return "";
+       })},
       // --- MetaRoCE (the protocol core's knobs; 0 keeps the core default) ---
       {"metaroce_rto_min", "path RTO floor (default 200us; 0 = core default 1ms)",
        with([](Config &c, const std::string &v) -> std::string {
@@ -591,8 +599,8 @@ std::string validate(Config &c) {
   for (const LinkLoss &l : c.link_losses)
     if (!(l.loss >= 0.0 && l.loss < 1.0))
       return "link_loss fraction must be in [0, 1)";
-  if (c.timeline_flows && !c.timeline)
-    return "timeline_flows needs a timeline interval";
+  if ((c.timeline_flows || !c.timeline_links.empty()) && !c.timeline)
+    return "timeline_flows and timeline_link need a timeline interval";
   if (c.timeline && c.timeline < 100 * kNs)
     return "timeline interval must be at least 100ns";
   const RoceV2Params &r = c.rocev2;

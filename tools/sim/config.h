@@ -53,8 +53,9 @@ struct Config {
   std::vector<LinkEvent> link_events;
   std::vector<LinkLoss> link_losses;
   std::vector<LinkSetting> link_settings;
-  Time timeline = 0;           // time-series interval; 0 = none
-  bool timeline_flows = false; // also per (src, dst) host pair
+  Time timeline = 0;                       // time-series interval; 0 = none
+  bool timeline_flows = false;             // also per (src, dst) host pair
+  std::vector<std::string> timeline_links; // wire bytes per interval of these links
 
   uint32_t effective_qps_per_pair() const { return qps_per_pair ? qps_per_pair : topo.planes; }
 };

@@ -31,6 +31,12 @@ std::string Simulation::setup() {
     net_.channel(net_.links()[link].port_a).set_loss(l.loss);
     net_.channel(net_.links()[link].port_b).set_loss(l.loss);
   }
+  for (const std::string &name : cfg_.timeline_links) {
+    const int link = net_.find_link(name);
+    if (link < 0)
+      return "timeline_link: no link named \"" + name + "\"";
+    watched_links_.push_back(static_cast<uint32_t>(link));
+  }
   for (const LinkSetting &l : cfg_.link_settings) {
     const int link = net_.find_link(l.link);
     if (link < 0)
@@ -112,7 +118,18 @@ TimelineCounters Simulation::timeline_counters() const {
   TransportCounters t = net_.transport_counters();
   for (uint32_t h = 0; h < net_.num_hosts(); ++h)
     transports_->at(h).report(t);
-  return TimelineCounters::from(net_.counters(), t);
+  TimelineCounters c = TimelineCounters::from(net_.counters(), t);
+  watched_link_bytes(c);
+  return c;
+}
+
+void Simulation::watched_link_bytes(TimelineCounters &c) const {
+  c.link_bytes.clear();
+  for (uint32_t link : watched_links_) {
+    const Link &l = net_.links()[link];
+    c.link_bytes.push_back(net_.ports()[l.port_a].tx_bytes);
+    c.link_bytes.push_back(net_.ports()[l.port_b].tx_bytes);
+  }
 }
 
 void Simulation::sample_timeline(void *ctx, Time now) {
@@ -130,7 +147,10 @@ void Simulation::sample_timeline(void *ctx, Time now) {
 SimResult Simulation::run() {
   net_.schedule_call(0, &Simulation::start, this);
   if (cfg_.timeline) {
-    timeline_ = std::make_unique<TimelineRecorder>(cfg_.timeline, cfg_.timeline_flows);
+    std::vector<std::string> names;
+    for (uint32_t link : watched_links_)
+      names.push_back(net_.links()[link].name);
+    timeline_ = std::make_unique<TimelineRecorder>(cfg_.timeline, cfg_.timeline_flows, names);
     net_.schedule_call(cfg_.timeline, &Simulation::sample_timeline, this);
   }
   net_.run(cfg_.max_time);
@@ -157,11 +177,13 @@ SimResult Simulation::run() {
   r.transport_stats = net_.transport_counters();
   for (uint32_t h = 0; h < net_.num_hosts(); ++h)
     transports_->at(h).report(r.transport_stats);
-  if (timeline_)
+  if (timeline_) {
     // A completed run's series end at the completion; whatever is counted
     // after it (the last ACKs) goes into the last interval.
-    r.timeline =
-        timeline_->finish(r.completion_time, TimelineCounters::from(r.fabric, r.transport_stats));
+    TimelineCounters c = TimelineCounters::from(r.fabric, r.transport_stats);
+    watched_link_bytes(c);
+    r.timeline = timeline_->finish(r.completion_time, c);
+  }
   r.events = net_.events();
   r.packets_in_flight_at_end = net_.packets_in_flight();
   const double secs = to_seconds(r.completion_time);
@@ -198,6 +220,17 @@ void timeline_json(JsonWriter &j, const Timeline &t) {
   series(j, "tail_loss_probes", t.tail_loss_probes);
   series(j, "paths_replaced", t.paths_replaced);
   series(j, "failures", t.failures);
+  if (!t.links.empty()) {
+    j.key("links").begin_array();
+    for (const TimelineLink &l : t.links) {
+      j.begin_object();
+      j.field("name", l.name);
+      series(j, "a_to_b", l.a_to_b);
+      series(j, "b_to_a", l.b_to_a);
+      j.end_object();
+    }
+    j.end_array();
+  }
   if (!t.flows.empty()) {
     j.key("flows").begin_array();
     for (const TimelineFlow &f : t.flows) {

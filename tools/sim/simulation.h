@@ -73,6 +73,7 @@ private:
   static void start(void *ctx, Time now);
   static void sample_timeline(void *ctx, Time now);
   TimelineCounters timeline_counters() const;
+  void watched_link_bytes(TimelineCounters &c) const;
 
   Config cfg_;
   Network net_;
@@ -81,6 +82,7 @@ private:
   std::unique_ptr<Workload> workload_;
   MessageTable msgs_;
   std::unique_ptr<TimelineRecorder> timeline_;
+  std::vector<uint32_t> watched_links_;
   Time completed_at_ = kNever;
 };
 

@@ -17,8 +17,13 @@ TimelineCounters TimelineCounters::from(const FabricCounters &f, const Transport
   return c;
 }
 
-TimelineRecorder::TimelineRecorder(Time interval, bool per_flow) : per_flow_(per_flow) {
+TimelineRecorder::TimelineRecorder(Time interval, bool per_flow,
+                                   const std::vector<std::string> &links)
+    : per_flow_(per_flow) {
   tl_.interval = interval;
+  for (const std::string &name : links)
+    tl_.links.push_back(TimelineLink{name, {}, {}});
+  last_.link_bytes.assign(2 * links.size(), 0);
 }
 
 void TimelineRecorder::grow(size_t n) {
@@ -30,6 +35,10 @@ void TimelineRecorder::grow(size_t n) {
     v->resize(n, 0);
   for (TimelineFlow &f : tl_.flows)
     f.bytes.resize(n, 0);
+  for (TimelineLink &l : tl_.links) {
+    l.a_to_b.resize(n, 0);
+    l.b_to_a.resize(n, 0);
+  }
 }
 
 void TimelineRecorder::placed(Time now, uint32_t src, uint32_t dst, uint64_t fresh) {
@@ -70,6 +79,10 @@ void TimelineRecorder::add_diff(size_t b, const TimelineCounters &c) {
   tl_.tail_loss_probes[b] += c.tail_loss_probes - last_.tail_loss_probes;
   tl_.paths_replaced[b] += c.paths_replaced - last_.paths_replaced;
   tl_.failures[b] += c.failed - last_.failed;
+  for (size_t i = 0; i < tl_.links.size() && 2 * i + 1 < c.link_bytes.size(); ++i) {
+    tl_.links[i].a_to_b[b] += c.link_bytes[2 * i] - last_.link_bytes[2 * i];
+    tl_.links[i].b_to_a[b] += c.link_bytes[2 * i + 1] - last_.link_bytes[2 * i + 1];
+  }
   last_ = c;
 }
 

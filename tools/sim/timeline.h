@@ -11,7 +11,8 @@
 //
 // With per-flow recording (--timeline_flows 1) the delivered bytes are also
 // kept per (source host, destination host): the receiver-side rate of every
-// sender, for fairness and convergence measurements.
+// sender, for fairness and convergence measurements.  Watched links
+// (--timeline_link NAME) get the bytes each direction put on the wire.
 #pragma once
 
 #include "metrics.h"
@@ -19,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -34,6 +36,8 @@ struct TimelineCounters {
   uint64_t tail_loss_probes = 0;
   uint64_t paths_replaced = 0;
   uint64_t failed = 0; // failed QPs + failed connections
+  // Watched links: wire bytes sent, [2 * i] a -> b and [2 * i + 1] b -> a.
+  std::vector<uint64_t> link_bytes;
 
   static TimelineCounters from(const FabricCounters &f, const TransportCounters &t);
 };
@@ -43,6 +47,11 @@ struct TimelineFlow {
   uint32_t dst = 0;
   Time first = kNever;         // first application byte placed
   std::vector<uint64_t> bytes; // per interval
+};
+
+struct TimelineLink {
+  std::string name;
+  std::vector<uint64_t> a_to_b, b_to_a; // wire bytes per interval
 };
 
 struct Timeline {
@@ -59,13 +68,15 @@ struct Timeline {
   std::vector<uint64_t> paths_replaced;
   std::vector<uint64_t> failures;
   std::vector<TimelineFlow> flows; // in order of their first byte
+  std::vector<TimelineLink> links; // as watched
 
   size_t size() const { return delivered_bytes.size(); }
 };
 
 class TimelineRecorder {
 public:
-  TimelineRecorder(Time interval, bool per_flow);
+  // `links`: names of the watched links, in the order of link_bytes.
+  TimelineRecorder(Time interval, bool per_flow, const std::vector<std::string> &links = {});
 
   Time interval() const { return tl_.interval; }
   // `fresh` new application bytes of a src->dst message landed at `now`.

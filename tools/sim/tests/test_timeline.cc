@@ -188,3 +188,41 @@ TEST(LinkSettings, ALongerLinkAddsItsDelayAndASlowerOneItsRate) {
   EXPECT_EQ(Simulation::create(bad, err), nullptr);
   EXPECT_NE(err.find("link_latency"), std::string::npos) << err;
 }
+
+TEST(Timeline, WatchedLinksCarryWhatTheirPortsSent) {
+  Config c = cfg("metaroce", 8, WorkloadKind::kAllToAll, 16ull << 20);
+  c.topo.hosts_per_leaf = 4;
+  c.timeline = 20 * kUs;
+  c.timeline_links = {"p0.leaf0~p0.spine1", "p0.spine0~p0.leaf1"};
+  c.link_events.push_back(LinkEvent{100 * kUs, false, "p0.leaf0~p0.spine1", -1});
+  std::string err;
+  auto sim = Simulation::create(c, err);
+  ASSERT_NE(sim, nullptr) << err;
+  const SimResult r = sim->run();
+  ASSERT_TRUE(r.completed);
+  expect_series_add_up(r);
+  const Timeline &t = r.timeline;
+  ASSERT_EQ(t.links.size(), 2u);
+  EXPECT_EQ(t.links[0].name, "p0.leaf0~p0.spine1");
+  EXPECT_EQ(t.links[1].name, "p0.leaf1~p0.spine0"); // as the topology names it
+  const Network &net = sim->network();
+  for (const TimelineLink &tl : t.links) {
+    const Link &l = net.links()[net.find_link(tl.name)];
+    EXPECT_EQ(tl.a_to_b.size(), t.size());
+    EXPECT_EQ(sum(tl.a_to_b), net.ports()[l.port_a].tx_bytes) << tl.name;
+    EXPECT_EQ(sum(tl.b_to_a), net.ports()[l.port_b].tx_bytes) << tl.name;
+    EXPECT_GT(sum(tl.a_to_b), 0u);
+  }
+  // Nothing crosses the dead link after the interval it died in.
+  const size_t dead = 100 * kUs / t.interval;
+  EXPECT_GT(t.links[0].a_to_b[dead - 1], 0u);
+  for (size_t i = dead + 1; i < t.size(); ++i)
+    EXPECT_EQ(t.links[0].a_to_b[i] + t.links[0].b_to_a[i], 0u) << i;
+  // The other one keeps working.
+  EXPECT_GT(sum({t.links[1].a_to_b.begin() + dead + 1, t.links[1].a_to_b.end()}), 0u);
+
+  Config bad = c;
+  bad.timeline_links = {"p0.leaf0~p0.spine9"};
+  EXPECT_EQ(Simulation::create(bad, err), nullptr);
+  EXPECT_NE(err.find("timeline_link"), std::string::npos) << err;
+}
