@@ -114,12 +114,18 @@ def main():
 
     # Slow link over time: goodput and what the slow link carries.
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
+    ax3 = ax2.twinx()
+    xmax = 0
     for k, ((sname, tname), r) in enumerate(zip(labels, runs)):
         if sname != "slow link":
             continue
         tl = r["timeline"]
         t, g = simlib.series_gbps(tl)
-        ax1.plot(t[:-1], [x / 1e3 for x in g[:-1]], lw=1, color=colors[k % 3], label=tname)
+        done = r["completion_time_s"] * 1e3
+        if r["transport"] == "metaroce":
+            xmax = max(xmax, 1.4 * done)
+        ax1.plot(t[:-1], [x / 1e3 for x in g[:-1]], lw=1, color=colors[k % 3],
+                 label=f"{tname} (done at {done:.1f} ms)")
         slow = [l for l in tl["links"] if l["name"] == "p0.leaf0~p0.spine0"][0]
         ups = [l for l in tl["links"] if l["name"] in UPLINKS]
         frac = []
@@ -127,18 +133,27 @@ def main():
             tot = sum(l["a_to_b"][i] + l["b_to_a"][i] for l in ups)
             frac.append((slow["a_to_b"][i] + slow["b_to_a"][i]) / tot if tot else 0)
         ax2.plot(t[:-1], frac, lw=1, color=colors[k % 3], label=tname)
-        dt = tl["interval_s"] * 1e3
-        ev = [(i + 0.5) * dt for i, n in enumerate(tl["paths_replaced"]) if n]
-        ax2.plot(ev, [0.005] * len(ev), ls="none", marker="|", ms=10, color=colors[k % 3])
+        if r["transport"] == "metaroce":
+            cum, c = [], 0
+            for n in tl["paths_replaced"]:
+                c += n
+                cum.append(c)
+            ax3.plot(t, cum, lw=1, ls=":", color=colors[k % 3],
+                     label=f"{tname}: paths replaced (right)")
     ax2.axhline(1 / 8, color="black", ls="--", lw=0.8, label="ECMP share 1/8")
     ax1.set_title("slow link (leaf0-spine0 at 10 Gb/s): 16 hosts all-to-all 512 MiB")
     ax1.set_ylabel("aggregate goodput (Tb/s)")
     ax1.set_ylim(bottom=0)
     ax1.legend(fontsize=7)
     ax2.set_ylabel("slow link's share of\nleaf0's uplink bytes")
-    ax2.set_xlabel("time (ms); ticks at the bottom: MetaRoCE path replacements")
+    ax2.set_xlabel("time (ms)")
     ax2.set_ylim(0, 0.2)
-    ax2.legend(fontsize=7)
+    ax2.set_xlim(0, xmax)
+    ax3.set_ylabel("paths replaced (cumulative)")
+    ax3.set_ylim(bottom=0)
+    h1, l1 = ax2.get_legend_handles_labels()
+    h2, l2 = ax3.get_legend_handles_labels()
+    ax2.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper right")
     simlib.savefig(fig, os.path.join(out, "paths_timeline.png"))
 
 
