@@ -204,6 +204,13 @@ static struct mroce_txmsg *next_sendable(struct mroce_stream *st)
 			return NULL;
 		if (t->state != MROCE_TXM_SENDING)
 			continue;
+		/*
+		 * A resent attempt honoured both rules when it first went out;
+		 * the READ/ATOMICs in flight now are later ones, which cannot
+		 * execute before it: waiting for them would deadlock.
+		 */
+		if (t->attempt)
+			return t;
 		if (!t->sent && (t->m.flags & MROCE_MSG_FENCE) &&
 		    st->rd_inflight)
 			return NULL;
