@@ -4,12 +4,15 @@
  *
  * The core's mroce_cfg_default() is tuned for hardware-like fabrics
  * (microsecond RTTs, precise timers).  A software endpoint, and above all
- * a QEMU/TCG guest, sees RTTs of hundreds of microseconds with
- * millisecond jitter and coarse timers, so the defaults below are larger:
- * a 5 ms RTO floor, a 100 us delayed ACK, a 20 ms initial RTO, and a
- * pacer burst of 64 packets (a timer cannot release a packet every few
- * microseconds there).  Writable
- * parameters apply to connections created afterwards.
+ * a QEMU/TCG guest, sees RTTs of hundreds of microseconds that jump to
+ * tens of milliseconds when the CPUs are busy (softirq work waits behind
+ * busy-polling applications), and coarse timers, so the defaults below are
+ * larger: a 20 ms RTO floor (with 5 ms, bulk transfers in the test VM saw
+ * dozens of spurious RTOs per run, each resetting a path's window and
+ * resending all it had in flight), a 50 ms initial RTO, a 100 us delayed
+ * ACK, and a pacer burst of 64 packets (a timer cannot release a packet
+ * every few microseconds there).  Writable parameters apply to connections
+ * created afterwards.
  */
 #include <linux/module.h>
 
@@ -36,13 +39,13 @@ static unsigned int ack_delay_us = 100;
 module_param(ack_delay_us, uint, 0644);
 MODULE_PARM_DESC(ack_delay_us, "delayed ACK, microseconds (default 100)");
 
-static unsigned int rto_init_us = 20000;
+static unsigned int rto_init_us = 50000;
 module_param(rto_init_us, uint, 0644);
-MODULE_PARM_DESC(rto_init_us, "initial retransmission timeout, microseconds (default 20000)");
+MODULE_PARM_DESC(rto_init_us, "initial retransmission timeout, microseconds (default 50000)");
 
-static unsigned int rto_min_us = 5000;
+static unsigned int rto_min_us = 20000;
 module_param(rto_min_us, uint, 0644);
-MODULE_PARM_DESC(rto_min_us, "minimum retransmission timeout, microseconds (default 5000)");
+MODULE_PARM_DESC(rto_min_us, "minimum retransmission timeout, microseconds (default 20000)");
 
 static unsigned int rto_max_ms = 500;
 module_param(rto_max_ms, uint, 0644);
@@ -76,13 +79,17 @@ static unsigned int pace_burst_pkts = 64;
 module_param(pace_burst_pkts, uint, 0644);
 MODULE_PARM_DESC(pace_burst_pkts, "packets the pacer lets go back to back (default 64: coarse software timers)");
 
+static unsigned int max_cwnd_pkts = 1024;
+module_param(max_cwnd_pkts, uint, 0644);
+MODULE_PARM_DESC(max_cwnd_pkts, "largest congestion window of a connection, packets (default 1024)");
+
 unsigned int mroce_timer_slack_ns = 20000;
 module_param_named(timer_slack_ns, mroce_timer_slack_ns, uint, 0644);
 MODULE_PARM_DESC(timer_slack_ns, "slack of the connection timers, nanoseconds (default 20000)");
 
-unsigned int mroce_tx_budget = 64;
+unsigned int mroce_tx_budget = 32;
 module_param_named(tx_budget, mroce_tx_budget, uint, 0644);
-MODULE_PARM_DESC(tx_budget, "packets built per connection before yielding (default 64)");
+MODULE_PARM_DESC(tx_budget, "packets built per connection before yielding (default 32)");
 
 unsigned int mroce_capacity_mbps;
 module_param_named(capacity_mbps, mroce_capacity_mbps, uint, 0644);
@@ -121,7 +128,10 @@ void mroce_conn_cfg(struct mroce_dev *mdev, struct mroce_cfg *cfg)
 	cfg->init_cwnd = clamp_t(u32, READ_ONCE(init_cwnd_pkts), 1, 256) * mss;
 	cfg->conn_init_cwnd = clamp_t(u32, READ_ONCE(conn_cwnd_pkts), 1,
 				      16384) * mss;
-	cfg->conn_max_cwnd = cfg->npaths * MROCE_PATH_WINDOW * mss;
+	cfg->conn_max_cwnd = min_t(u32, clamp_t(u32, READ_ONCE(max_cwnd_pkts),
+						 4, 16384),
+				   cfg->npaths * MROCE_PATH_WINDOW) * mss;
+	cfg->conn_init_cwnd = min(cfg->conn_init_cwnd, cfg->conn_max_cwnd);
 	cfg->pace_burst = clamp_t(u32, READ_ONCE(pace_burst_pkts), 1, 1024) *
 			  mss;
 }
