@@ -222,6 +222,14 @@ static void emit_data(struct mroce_conn *c, struct mroce_path *p,
 	if (!c->inflight)
 		c->last_progress_ns = MROCE_MAX(c->last_progress_ns, now);
 	mroce_path_sent(c, p, ref, now);
+	/*
+	 * The packet that fills the path's (or the connection's) window asks
+	 * for an immediate ACK: nothing more will follow it until one comes,
+	 * and a window smaller than ack_every packets would otherwise wait
+	 * out the receiver's delayed-ACK timer every round trip.
+	 */
+	if (!path_room(p, c->cfg.mss) || !conn_room(c, c->cfg.mss))
+		pkt.hdr.flags |= MROCE_F_ACK_REQ;
 	tx->hdr_len = mroce_wire_encode(&pkt, buf);
 	tx->sport = p->sport;
 	tx->path = p->id;

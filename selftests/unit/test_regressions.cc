@@ -289,9 +289,8 @@ namespace {
 // crawl: `metaroce-sim --hosts 4 --workload incast --size 1MiB --transport
 // metaroce` reaches 0.47 of line rate (0.90 with --metaroce_ack_delay 2us).
 // Here: one path, a 2-packet window, a 2-us RTT and a 20-us ACK delay.
-// Disabled until the core acknowledges a full window at once (e.g. the
-// sender sets ACK_REQ on the packet that fills it); then enable it.
-TEST(Regression, DISABLED_SmallWindowDoesNotWaitForTheDelayedAck) {
+// Fixed: the packet that fills a window asks for an immediate ACK.
+TEST(Regression, SmallWindowDoesNotWaitForTheDelayedAck) {
   Fabric f{3};
   for (int d = 0; d < 2; d++) {
     f.routes[d].assign(1, Route{});
