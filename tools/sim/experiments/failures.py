@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Goodput over time through a link failure and through a plane failure.
 
-    tools/sim/experiments/failures.py          (about 8 minutes here)
+    tools/sim/experiments/failures.py          (about 3 minutes here)
 
 Link failure: 32 hosts on a 1:1 fat-tree (4 leaves of 8, 8 spines), an
 all-to-all of 128 MiB per host; at 2 ms the link leaf0-spine1 dies.  The

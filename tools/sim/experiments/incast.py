@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Incast 16->1 and 64->1: time to fair share and steady-state fairness.
 
-    tools/sim/experiments/incast.py            (about 2 minutes here)
+    tools/sim/experiments/incast.py            (seconds)
 
 N senders on one switch (star, 100 Gb/s, 1 MiB per port, ECN at 100 KiB)
 each send S bytes to host 0 at t=0: N=16 with S=8 MiB, N=64 with S=2 MiB

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Unequal path delays and a persistently congested (slow) path.
 
-    tools/sim/experiments/paths.py             (about 3 minutes here)
+    tools/sim/experiments/paths.py             (about 35 seconds here)
 
 16 hosts on a 1:1 fat-tree (2 leaves of 8, 8 spines, 100 Gb/s), all-to-all
 of 512 MiB per host (32 MiB per peer; half of it crosses the spines).

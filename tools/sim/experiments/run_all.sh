@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every simulator experiment, one after the other (about 25 minutes here):
+# Every simulator experiment, one after the other (about 15 minutes here):
 #
 #   tools/sim/experiments/run_all.sh [experiment ...]
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """How fast the simulator runs here (a benchmark, not a test).
 
-    tools/sim/experiments/speed.py             (about 3 minutes here)
+    tools/sim/experiments/speed.py             (1-2 minutes here)
 
 1. metaroce-sim-bench (Google Benchmark, one core): the event queue alone
    (hold model) and whole runs, events per CPU second.
