@@ -85,7 +85,7 @@ host() {
 	step build-module bash -c "make -s module 2>&1 | tee /dev/stderr | { ! grep -E 'warning:|error:'; }"
 	step build-provider make -s provider
 	step build-user bash -c "cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build build -j $JOBS"
-	step build-asan bash -c "cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMETAROCE_SANITIZE=ON >/dev/null && cmake --build build-asan -j $JOBS --target mroce_unit"
+	step build-asan bash -c "cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMETAROCE_SANITIZE=ON >/dev/null && cmake --build build-asan -j $JOBS --target mroce_unit mroce-inject"
 
 	note "host stage: unit and simulator tests"
 	ctest_stage ctest build

@@ -365,7 +365,7 @@ u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
 	pkt.hdr.src_conn = c->id;
 	pkt.hdr.path = p->id;
 	pkt.hdr.ts = (u32)now;
-	pkt.ack.rate_hint = c->rx_hint;
+	pkt.ack.rate_hint = c->share ? c->share->hint : c->rx_hint;
 	pkt.ack.npaths = (u8)np;
 	pkt.ack.nstreams = (u8)ns;
 	mroce_wire_encode(&pkt, buf);

@@ -89,6 +89,8 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	}
 	c->stats.rx_data++;
 	c->rx_data_bytes += pkt->payload_len;
+	if (c->share)
+		mroce_share_rx(c->share, c);
 
 	st = find_stream(c, h);
 	if (!st) {

@@ -27,6 +27,7 @@ void mroce_share_join(struct mroce_share *s, struct mroce_conn *c)
 {
 	c->share = s;
 	c->share_prev = c->rx_data_bytes;
+	c->share_epoch = s->epoch_id - 1;	/* its first data counts */
 	c->rx_hint = s->hint;
 	mroce_list_add_tail(&c->share_node, &s->conns);
 }
@@ -38,6 +39,22 @@ void mroce_share_leave(struct mroce_conn *c)
 	mroce_list_del(&c->share_node);
 	c->share = NULL;
 	c->rx_hint = MROCE_RATE_NONE;
+}
+
+void mroce_share_rx(struct mroce_share *s, struct mroce_conn *c)
+{
+	u32 n, hint;
+
+	if (c->share_epoch == s->epoch_id)
+		return;
+	c->share_epoch = s->epoch_id;
+	n = ++s->cur_active;
+	if (!s->capacity || n <= s->nactive)
+		return;
+	hint = (u32)MROCE_MIN(mroce_div64(mroce_div64(s->capacity, n), 1000),
+			      0xfffffffeull);
+	if (hint && hint < s->hint)
+		s->hint = hint;
 }
 
 static u64 member_rate(struct mroce_conn *c, u64 elapsed)
@@ -64,6 +81,8 @@ void mroce_share_epoch(struct mroce_share *s, u64 now)
 			n++;
 	}
 	s->nactive = n;
+	s->cur_active = 0;
+	s->epoch_id++;
 	s->epoch_start = now;
 	s->epochs++;
 	if (!s->capacity || !n) {
@@ -79,8 +98,13 @@ void mroce_share_epoch(struct mroce_share *s, u64 now)
 			c = mroce_list_entry(pos, struct mroce_conn,
 					     share_node);
 			rate = c->share_rate;
-			/* clearly below its share: it is not the bottleneck */
-			if (rate && rate < fair - fair / 8) {
+			/*
+			 * Clearly below its share for two epochs running: it is
+			 * not the bottleneck.  One epoch is not enough: right
+			 * after an incast many senders are held back by their
+			 * windows or by loss repair, not by lack of data.
+			 */
+			if (rate && rate < fair - fair / 8 && c->share_light) {
 				light += rate;
 				nlight++;
 			}
@@ -90,6 +114,12 @@ void mroce_share_epoch(struct mroce_share *s, u64 now)
 	}
 	hint = (u32)MROCE_MIN(mroce_div64(fair, 1000), 0xfffffffeull);
 	s->hint = hint ? hint : 1;
+	/* remember who was light against the equal share, for next epoch */
+	fair = mroce_div64(s->capacity, n);
+	for (pos = s->conns.next; pos != &s->conns; pos = pos->next) {
+		c = mroce_list_entry(pos, struct mroce_conn, share_node);
+		c->share_light = c->share_rate && c->share_rate < fair - fair / 8;
+	}
 apply:
 	for (pos = s->conns.next; pos != &s->conns; pos = pos->next) {
 		c = mroce_list_entry(pos, struct mroce_conn, share_node);

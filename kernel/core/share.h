@@ -24,6 +24,8 @@ struct mroce_share {
 	u64 epoch_start;
 	u32 hint;		/* current fair share, 1000 B/s */
 	u32 nactive;		/* senders active in the last epoch */
+	u32 cur_active;		/* senders seen so far in this epoch */
+	u32 epoch_id;
 	u64 epochs;
 	struct mroce_list conns;
 };
@@ -32,6 +34,16 @@ void mroce_share_init(struct mroce_share *s, u64 capacity, u64 epoch_ns,
 		      u64 now);
 void mroce_share_join(struct mroce_share *s, struct mroce_conn *c);
 void mroce_share_leave(struct mroce_conn *c);
+
+/*
+ * A member received data.  A sender new in this epoch, beyond the number
+ * active in the last one, lowers the share at once: its first ACK already
+ * carries capacity / senders, so an incast settles in about an RTT instead
+ * of waiting for the epoch to end.  Called under the member's own lock
+ * only: the counters it bumps are shared by the members and may lose an
+ * increment to a race, which only delays that correction to the epoch.
+ */
+void mroce_share_rx(struct mroce_share *s, struct mroce_conn *c);
 
 /* When the current epoch ends (the caller's timer). */
 static inline u64 mroce_share_deadline(const struct mroce_share *s)

@@ -301,14 +301,42 @@ TEST_F(ShareFixture, EqualSplitAmongGreedySenders) {
 TEST_F(ShareFixture, LightSendersKeepTheirRateOthersSplitTheRest) {
   make(4, 10'000'000'000ull);  // 10 GB/s
   // two light senders at 0.5 GB/s, two greedy at 4 GB/s (over 100 us)
-  conns[0]->rx_data_bytes += 50'000;
-  conns[1]->rx_data_bytes += 50'000;
-  conns[2]->rx_data_bytes += 400'000;
-  conns[3]->rx_data_bytes += 400'000;
-  mroce_share_epoch(&s, 100000);
+  auto epoch = [&](uint64_t now) {
+    conns[0]->rx_data_bytes += 50'000;
+    conns[1]->rx_data_bytes += 50'000;
+    conns[2]->rx_data_bytes += 400'000;
+    conns[3]->rx_data_bytes += 400'000;
+    mroce_share_epoch(&s, now);
+  };
+  // One light epoch is not enough (a sender may just be held back by its
+  // window after an incast): equal split first.
+  epoch(100000);
+  EXPECT_EQ(s.hint, 2'500'000u);
+  epoch(200000);
   // (10 - 0.5 - 0.5) / 2 = 4.5 GB/s each for the greedy ones
   EXPECT_EQ(s.hint, 4'500'000u);
   for (auto *c : conns) EXPECT_EQ(c->rx_hint, 4'500'000u);
+}
+
+TEST_F(ShareFixture, NewSenderLowersTheShareAtOnce) {
+  make(4, 10'000'000'000ull);  // 10 GB/s
+  conns[0]->rx_data_bytes += 1'000'000;
+  mroce_share_rx(&s, conns[0]);
+  mroce_share_epoch(&s, 100000);
+  EXPECT_EQ(s.nactive, 1u);
+  EXPECT_EQ(s.hint, 10'000'000u);
+  // same sender again: nothing changes
+  mroce_share_rx(&s, conns[0]);
+  mroce_share_rx(&s, conns[0]);
+  EXPECT_EQ(s.hint, 10'000'000u);
+  // three more start mid-epoch: each one's first packet lowers the hint
+  mroce_share_rx(&s, conns[1]);
+  EXPECT_EQ(s.hint, 5'000'000u);
+  mroce_share_rx(&s, conns[2]);
+  mroce_share_rx(&s, conns[3]);
+  EXPECT_EQ(s.hint, 2'500'000u);
+  // ACKs read the shared hint before the epoch updates rx_hint
+  EXPECT_EQ(conns[1]->rx_hint, 10'000'000u);
 }
 
 TEST_F(ShareFixture, NoCapacityMeansNoHint) {
