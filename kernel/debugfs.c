@@ -3,7 +3,9 @@
  * Per-path telemetry: /sys/kernel/debug/metaroce/<dev>/peers lists every
  * peer of the device and, for each path of its connection, the source
  * port, state, RTT estimate, congestion window, ECN estimate (alpha, in
- * 1/1024), bytes in flight and the packet counters.  Each peer is printed
+ * 1/1024), bytes in flight and the packet counters.  .../streams dumps
+ * the connection's sequence state and every QP's stream with its
+ * outstanding messages, for diagnosing stalls.  Each peer is printed
  * under its lock, so its lines are a consistent snapshot.
  */
 #include <linux/debugfs.h>
@@ -57,6 +59,80 @@ static void show_peer(struct seq_file *s, struct mroce_peer *p)
 	spin_unlock_bh(&p->lock);
 }
 
+static void show_stream(struct seq_file *s, const struct mroce_stream *st)
+{
+	const struct mroce_txmsg *t;
+	const struct mroce_rxmsg *r;
+	u32 msn;
+
+	seq_printf(s,
+		   " stream %u peer %u state %u tx_una %u tx_next %u tx_end %u rd_inflight %u frontier %u poll_at %llu rx_next %u failing %u rnr_slots %u resp %u+%u sched %d wait %d wake_at %llu poll %d\n",
+		   st->id, st->peer, st->state, st->tx_una, st->tx_next,
+		   st->tx_end, st->rd_inflight, st->frontier, st->poll_at,
+		   st->rx_next, st->failing, st->rnr_slots, st->resp_head,
+		   st->resp_count, !mroce_list_empty(&st->sched),
+		   !mroce_list_empty(&st->waitq), st->wake_at,
+		   !mroce_list_empty(&st->pollq));
+	for (msn = st->tx_una; msn != st->tx_end; msn++) {
+		t = &st->tx[msn % MROCE_STREAM_WINDOW];
+		seq_printf(s,
+			   "  tx msn %u op %u len %u state %u sent %u acked %u acked_last %u resp %u attempt %u resend_at %llu rnr_left %u retry_left %u\n",
+			   t->msn, t->m.op, t->m.len, t->state, t->sent,
+			   t->acked, t->acked_last, t->resp, t->attempt,
+			   t->resend_at, t->rnr_left, t->retry_left);
+	}
+	for (msn = st->rx_next; msn != st->rx_next + MROCE_STREAM_WINDOW;
+	     msn++) {
+		r = &st->rx[msn % MROCE_STREAM_WINDOW];
+		if (r->state == MROCE_RXM_FREE)
+			continue;
+		seq_printf(s,
+			   "  rx msn %u op %u total %u got %u state %u attempt %u claimed %u status %u\n",
+			   r->msn, r->op, r->total, r->got, r->state,
+			   r->attempt, r->claimed, r->status);
+	}
+}
+
+/* Every stream of every peer with its messages: for stalls. */
+static void show_peer_streams(struct seq_file *s, struct mroce_peer *p)
+{
+	const struct mroce_conn *c = p->conn;
+	struct mroce_qp *qp;
+	unsigned int bkt;
+
+	spin_lock_bh(&p->lock);
+	seq_printf(s,
+		   "conn %u state %u timer_at %llu now %llu next_timer %llu dsn nxt %u una %u window %u rx_base %u retx %u..%u ack_at %llu paced %u pace_next %llu inflight %u cwnd %u sched %d waitq %d pollq %d ackq %d\n",
+		   c->id, c->state, p->timer_at, ktime_get_ns(),
+		   mroce_conn_next_timer(c), c->tx_dsn_nxt, c->tx_dsn_una,
+		   c->tx_dsn_window, c->rx_dsn_base, c->retx_head, c->retx_tail,
+		   c->ack_at, c->paced, c->pace_next_ns, c->inflight,
+		   c->cc.cwnd, !mroce_list_empty(&c->sched),
+		   !mroce_list_empty(&c->waitq), !mroce_list_empty(&c->pollq),
+		   !mroce_list_empty(&c->ackq));
+	hash_for_each(p->qps, bkt, qp, peer_node) {
+		seq_printf(s, " qp %u state %d sq_next %u sq_cons %u\n",
+			   qp->ibqp.qp_num, qp->state, qp->sq_next,
+			   qp->sq_cons);
+		if (qp->xs)
+			show_stream(s, &qp->xs->st);
+	}
+	spin_unlock_bh(&p->lock);
+}
+
+static int streams_show(struct seq_file *s, void *unused)
+{
+	struct mroce_dev *mdev = s->private;
+	struct mroce_peer *p;
+
+	mutex_lock(&mdev->peers_mutex);
+	list_for_each_entry(p, &mdev->peer_list, node)
+		show_peer_streams(s, p);
+	mutex_unlock(&mdev->peers_mutex);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(streams);
+
 static int peers_show(struct seq_file *s, void *unused)
 {
 	struct mroce_dev *mdev = s->private;
@@ -81,6 +157,7 @@ void mroce_debugfs_add(struct mroce_dev *mdev)
 		return;
 	}
 	debugfs_create_file("peers", 0400, mdev->dbg, mdev, &peers_fops);
+	debugfs_create_file("streams", 0400, mdev->dbg, mdev, &streams_fops);
 }
 
 void mroce_debugfs_del(struct mroce_dev *mdev)

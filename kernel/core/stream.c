@@ -920,6 +920,27 @@ void mroce_stream_entry(struct mroce_stream *st, struct mroce_ack_stream *e)
 /* ------------------------------------------------------------------ */
 /* timers: RNR back-off expiry and POLL                                 */
 
+/*
+ * Some message is delivered and waits only for the peer's frontier to
+ * complete it: not just the oldest one, which may be a READ waiting for
+ * its response while the ACK that would complete the SENDs behind it was
+ * lost (they would then wait forever).
+ */
+static bool awaits_frontier(struct mroce_stream *st)
+{
+	const struct mroce_txmsg *t;
+	u32 msn;
+
+	for (msn = st->tx_una; msn != st->tx_end; msn++) {
+		t = mroce_txmsg(st, msn);
+		if (t->state == MROCE_TXM_SENT && !op_is_read_atomic(t->m.op) &&
+		    t->acked_last &&
+		    t->acked == (op_has_payload(t->m.op) ? t->m.len : 0))
+			return true;
+	}
+	return false;
+}
+
 void mroce_stream_on_wake(struct mroce_conn *c, struct mroce_stream *st,
 			  u64 now)
 {
@@ -956,16 +977,11 @@ void mroce_stream_on_wake(struct mroce_conn *c, struct mroce_stream *st,
 	}
 	if (st->poll_at && st->poll_at <= now) {
 		st->poll_at = 0;
-		if (st->tx_una != st->tx_end) {
-			t = mroce_txmsg(st, st->tx_una);
-			if (t->state == MROCE_TXM_SENT &&
-			    !op_is_read_atomic(t->m.op)) {
-				if (!mroce_list_linked(&st->pollq))
-					mroce_list_add_tail(&st->pollq,
-							    &c->pollq);
-				st->stats.polls++;
-				st->poll_at = now + mroce_conn_pto(c);
-			}
+		if (awaits_frontier(st)) {
+			if (!mroce_list_linked(&st->pollq))
+				mroce_list_add_tail(&st->pollq, &c->pollq);
+			st->stats.polls++;
+			st->poll_at = now + mroce_conn_pto(c);
 		}
 	}
 	if (st->poll_at)

@@ -264,6 +264,8 @@ void Endpoint::drain(uint64_t now) {
     }
     pkts_out++;
     if (tap) tap(*this, pkt.data(), static_cast<uint32_t>(pkt.size()));
+    if (drop && drop(*this, pkt.data(), static_cast<uint32_t>(pkt.size())))
+      continue;
     fab->send(idx, tx.sport, pkt.data(), static_cast<uint32_t>(pkt.size()),
               tx.ect);
   }

@@ -100,6 +100,7 @@ struct Endpoint {
   uint64_t place_calls = 0, place_bytes = 0, rx_bad = 0;
   uint64_t pkts_out = 0;
   std::function<void(Endpoint &, const uint8_t *, uint32_t)> tap;  // sees every packet it sends
+  std::function<bool(Endpoint &, const uint8_t *, uint32_t)> drop;  // true: lose it
 
   Qp &qp(uint32_t id) { return *qps.at(id); }
   Qp &add_qp(uint32_t id);

@@ -324,4 +324,49 @@ TEST(Regression, SmallWindowDoesNotWaitForTheDelayedAck) {
       << "transfer took " << (f.now - start) << " ns";
 }
 
+// VM (netem 1% loss): a SEND behind a slow READ never completed.  The SEND
+// was delivered, but the ACK whose stream entry moved the peer's frontier
+// past it was lost; the POLL timer fired while the READ (still waiting for
+// its response) was the oldest message, found nothing to poll for and was
+// not re-armed.  When the READ completed, the SEND waited forever.
+TEST_F(Regress, SendBehindSlowReadIsPolledWhenItsFrontierIsLost) {
+  uint32_t rkey = B().add_region(0x10000, 256 * 1024);
+  std::vector<uint8_t> dst(256 * 1024);
+  std::vector<uint8_t> rbuf(64);
+  B().post_recv(B().qp(2), 77, rbuf.data(), 64);
+  // B loses every ACK with a stream entry for the first millisecond, and
+  // its READ response for three (so the READ stays the oldest message).
+  uint64_t lost_entries = 0;
+  B().drop = [&](Endpoint &, const uint8_t *b, uint32_t n) {
+    mroce_pkt p;
+    if (mroce_wire_decode(b, n, &p) != MROCE_WIRE_OK) return false;
+    if (p.hdr.opcode == MROCE_OP_READ_RESP) return f.now < 3'000'000;
+    if (f.now >= 1'000'000 || p.hdr.opcode != MROCE_OP_ACK || !p.ack.nstreams)
+      return false;
+    lost_entries++;
+    return true;
+  };
+  SendWr r;
+  r.msg.op = MROCE_OP_READ_REQ;
+  r.msg.cookie = 1;
+  r.msg.len = static_cast<uint32_t>(dst.size());
+  r.msg.va = 0x10000;
+  r.msg.rkey = rkey;
+  r.read_dst = dst.data();
+  r.read_len = r.msg.len;
+  ASSERT_EQ(A().post_send(A().qp(1), std::move(r)), 0);
+  SendWr s;
+  s.msg.op = MROCE_OP_SEND;
+  s.msg.cookie = 2;
+  s.msg.len = 64;
+  s.data.assign(64, 0x5a);
+  ASSERT_EQ(A().post_send(A().qp(1), std::move(s)), 0);
+  A().drain(f.now);
+  ASSERT_TRUE(f.run([&] { return A().qp(1).scq.size() == 2; }, 200'000'000));
+  EXPECT_GT(lost_entries, 0u);
+  EXPECT_EQ(A().qp(1).scq[0].cookie, 1u);
+  EXPECT_EQ(A().qp(1).scq[1].cookie, 2u);
+  EXPECT_EQ(A().qp(1).scq[1].status, MROCE_WC_OK);
+}
+
 }  // namespace

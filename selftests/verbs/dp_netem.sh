@@ -33,6 +33,8 @@ ops=24
 secs=30
 [ "$case" = loss10 ] && ops=12
 
+# A stall leaves a snapshot of both devices' streams (kernel/debugfs.c).
+export INTEGRITY_STALL_HOOK="mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug; for f in /sys/kernel/debug/metaroce/*/streams /sys/kernel/debug/metaroce/*/peers; do echo \"== \$f\"; cat \"\$f\"; done | sed 's/^/# /' | head -n 400"
 ksft_check "integrity under '$netem'" \
 	dp_integrity -q 8 -o "$ops" -m 1048576 -t "$secs" -T 240 -s "$$"
 grep -E '^# (integrity: [0-9]+ rounds|messages)' <<<"$_out"

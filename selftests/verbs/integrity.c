@@ -814,11 +814,18 @@ int main(int argc, char **argv)
 				}
 				if (!done && now_s() > deadline) {
 					for (s = 0; s < 2; s++)
-						printf("# qp %d side %d: %u/%u send, %u/%u receive completions\n",
-						       i, s, ep[i][s].sig_done,
+						printf("# qp %d (qpn %u) side %d: %u/%u send, %u/%u receive completions\n",
+						       i, ep[i][s].qp->qp_num, s,
+						       ep[i][s].sig_done,
 						       ep[i][s].nsig,
 						       ep[i][s].recv_done,
 						       ep[i][s].nrecv);
+					/* let the caller snapshot the stuck state */
+					if (getenv("INTEGRITY_STALL_HOOK")) {
+						fflush(stdout);
+						if (system(getenv("INTEGRITY_STALL_HOOK")))
+							printf("# stall hook failed\n");
+					}
 					die(1, "round %d: completions missing after %d s",
 					    round, opt.round_timeout);
 				}
