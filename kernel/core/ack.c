@@ -38,6 +38,7 @@ void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
 	e->ref = *ref;
 	e->sent_ns = now;
 	e->state = MROCE_TXE_INFLIGHT;
+	e->reo = 0;
 	out_set(p, p->snd_nxt);
 	p->snd_nxt++;
 	p->inflight += ref->len;
@@ -64,10 +65,22 @@ void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
 /* Move snd_una past everything resolved (acknowledged or lost). */
 void mroce_path_advance(struct mroce_path *p)
 {
+	struct mroce_txent *e;
+
 	while (p->snd_una != p->snd_nxt &&
-	       mroce_path_ent(p, p->snd_una)->state != MROCE_TXE_INFLIGHT) {
+	       (e = mroce_path_ent(p, p->snd_una))->state !=
+	       MROCE_TXE_INFLIGHT) {
 		out_clear(p, p->snd_una);
-		mroce_path_ent(p, p->snd_una)->state = MROCE_TXE_FREE;
+		if (e->state == MROCE_TXE_LOST && e->reo) {
+			p->gone[(p->gone_head + p->gone_count) %
+				MROCE_GONE_MAX] = p->snd_una;
+			if (p->gone_count < MROCE_GONE_MAX)
+				p->gone_count++;
+			else
+				p->gone_head = (p->gone_head + 1) %
+					       MROCE_GONE_MAX;
+		}
+		e->state = MROCE_TXE_FREE;
 		p->snd_una++;
 	}
 	if (mroce_seq_lt(p->snd_high, p->snd_una))
@@ -116,6 +129,64 @@ static void batch_add(struct mroce_conn *c, struct ack_batch *b,
 	b->open = true;
 }
 
+/*
+ * A packet we gave up arrived after all.  If it was given up for being
+ * passed by later packets, the path reorders: widen its reordering window
+ * by a quarter of the minimum RTT, once per round trip, up to the smoothed
+ * RTT, so later gaps are given that long to fill.  Fabrics keep a path in
+ * order, but hosts may not (one flow's packets sent from several CPUs and
+ * received through several backlogs).
+ */
+static void spurious_loss(struct mroce_conn *c, struct mroce_path *p,
+			  bool reordered, u64 now)
+{
+	p->stats.spurious++;
+	c->stats.spurious++;
+	p->epoch_spurious++;
+	/* not a loss after all: it must not make the route look bad */
+	if (p->epoch_lost)
+		p->epoch_lost--;
+	if (!reordered || !p->rtt.samples ||
+	    now - p->reo_grown_ns < p->rtt.srtt)
+		return;
+	p->reo_grown_ns = now;
+	p->reo_ns = MROCE_MIN(p->reo_ns + MROCE_MAX(p->rtt.min_rtt / 4, 1000),
+			      p->rtt.srtt);
+}
+
+/*
+ * Given-up psns that left the ring: does this ACK show one arrived?  Below
+ * cum_psn only counts above top - 256, since the receiver drags cum_psn
+ * over older holes; those can no longer tell and are forgotten.
+ */
+static void gone_check(struct mroce_conn *c, struct mroce_path *p,
+		       const struct mroce_ack_path *ap, u32 top, u64 now)
+{
+	u32 i, n = p->gone_count, psn, d;
+	u32 keep[MROCE_GONE_MAX], nkeep = 0;
+
+	for (i = 0; i < n; i++) {
+		psn = p->gone[(p->gone_head + i) % MROCE_GONE_MAX];
+		if (mroce_seq_lt(psn, top - MROCE_PATH_WINDOW))
+			continue;			/* too old to tell */
+		if (mroce_seq_lt(psn, ap->cum_psn)) {
+			spurious_loss(c, p, true, now);
+			continue;
+		}
+		d = psn - ap->cum_psn - 1;
+		if (d < MROCE_PATH_WINDOW &&
+		    (ap->sack[d / 64] >> (d % 64) & 1)) {
+			spurious_loss(c, p, true, now);
+			continue;
+		}
+		keep[nkeep++] = psn;
+	}
+	for (i = 0; i < nkeep; i++)
+		p->gone[i] = keep[i];
+	p->gone_head = 0;
+	p->gone_count = (u8)nkeep;
+}
+
 /* One packet acknowledged; returns true if it was news. */
 static bool ent_acked(struct mroce_conn *c, struct mroce_path *p, u32 psn,
 		      u32 *bytes, struct ack_batch *b, u64 now)
@@ -126,10 +197,13 @@ static bool ent_acked(struct mroce_conn *c, struct mroce_path *p, u32 psn,
 		p->inflight -= e->ref.len;
 		p->inflight_pkts--;
 		c->inflight -= e->ref.len;
+		if (e->sent_ns >= p->rack_sent_ns) {
+			p->rack_sent_ns = e->sent_ns;
+			p->rack_rtt_ns = now - e->sent_ns;
+		}
 	} else if (e->state == MROCE_TXE_LOST) {
 		/* it arrived after all: the dsn check skips the resend */
-		p->stats.spurious++;
-		c->stats.spurious++;
+		spurious_loss(c, p, e->reo, now);
 	} else {
 		return false;
 	}
@@ -143,22 +217,39 @@ static bool ent_acked(struct mroce_conn *c, struct mroce_path *p, u32 psn,
 	return true;
 }
 
-static void detect_losses(struct mroce_conn *c, struct mroce_path *p,
-			  u64 now)
+/*
+ * A packet is lost when dupthresh later packets of its path arrived and,
+ * if the path has shown reordering, it is overdue by the reordering
+ * window: it was sent longer ago than the round trip the newest delivered
+ * packet took, plus reo_ns (RACK's idea; the path's queue delays it as
+ * much as its successors, so its age alone says nothing).  It is lost too
+ * when a later one arrived and an RTT plus that window has passed.
+ * Called on ACKs and when reo_at expires.
+ */
+void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
+			      u64 now)
 {
 	u64 reo = p->rtt.srtt ? p->rtt.srtt + p->rtt.srtt / 4 : 0;
 	u32 highest = p->snd_high - 1, psn;
 	struct mroce_txent *e;
+	u64 age, due;
 
+	p->reo_at = 0;
 	psn = mroce_seq_max(p->lost_scan, p->snd_una);
 	for (; mroce_seq_lt(psn, highest); psn++) {
 		e = mroce_path_ent(p, psn);
 		if (e->state != MROCE_TXE_INFLIGHT)
 			continue;
 		/* older packets fail these tests first: stop at a survivor */
-		if (highest - psn < c->cfg.dupthresh &&
-		    (!reo || now - e->sent_ns < reo))
+		age = now - e->sent_ns;
+		due = p->reo_ns ? e->sent_ns + p->rack_rtt_ns + p->reo_ns : 0;
+		if (highest - psn >= c->cfg.dupthresh && now >= due) {
+			e->reo = 1;
+		} else if (!reo || age < reo + p->reo_ns) {
+			if (highest - psn >= c->cfg.dupthresh)
+				p->reo_at = due;
 			break;
+		}
 		mroce_path_mark_lost(c, p, e);
 	}
 	p->lost_scan = psn;
@@ -227,8 +318,10 @@ static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 	}
 	if (mroce_seq_lt(p->snd_high, top) && mroce_seq_le(top, p->snd_nxt))
 		p->snd_high = top;
+	if (p->gone_count)
+		gone_check(c, p, ap, top, now);
 	mroce_path_advance(p);
-	detect_losses(c, p, now);
+	mroce_path_detect_losses(c, p, now);
 
 	/* ECN: the receiver's cumulative counts, newer than what we had */
 	if (mroce_seq_lt(p->peer_rcv, ap->rcv_count)) {
@@ -389,6 +482,10 @@ void mroce_path_replace(struct mroce_conn *c, struct mroce_path *p, u64 now)
 	p->probes_unanswered = 0;
 	p->rto_count = 0;
 	p->congested_epochs = 0;
+	/* a new route: what the old one taught about reordering is moot */
+	p->reo_ns = 0;
+	p->reo_at = 0;
+	p->gone_count = 0;
 	mroce_cc_init(&p->cc, c->cfg.mss, c->cfg.init_cwnd,
 		      MROCE_PATH_WINDOW * c->cfg.mss);
 	p->stats.replaced++;

@@ -91,6 +91,8 @@ u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
 		    struct mroce_tx *tx);
 /* Move snd_una past resolved packets: the RTO runs from the oldest live one. */
 void mroce_path_advance(struct mroce_path *p);
+void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
+			      u64 now);
 void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
 		     const struct mroce_pktref *ref, u64 now);
 void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,

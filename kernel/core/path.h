@@ -68,6 +68,7 @@ struct mroce_txent {
 	struct mroce_pktref ref;
 	u64 sent_ns;
 	u8 state;
+	u8 reo;		/* LOST by reordering distance, not by a timer */
 };
 
 struct mroce_rtt {
@@ -98,6 +99,9 @@ struct mroce_path_stats {
 	u64 rx_ce;
 };
 
+/* Given-up psns a path remembers to notice reordering (struct mroce_path). */
+#define MROCE_GONE_MAX		16
+
 struct mroce_path {
 	u16 id;
 	u16 sport;
@@ -115,6 +119,20 @@ struct mroce_path {
 	u32 inflight_pkts;
 	u32 wnd_end;		/* psn closing the CC observation window */
 	u64 out_bits[MROCE_SACK_WORDS];	/* unacked psns, bit psn % 256 */
+	/*
+	 * The last psns given up for reordering distance, after they left
+	 * the ring: an ACK that shows one arrived after all proves the path
+	 * reorders.  (Those still in the ring are found by their LOST state.)
+	 */
+	u32 gone[MROCE_GONE_MAX];
+	u8 gone_head;
+	u8 gone_count;
+	u32 epoch_spurious;
+	u64 reo_ns;		/* reordering window (0: a gap is loss) */
+	u64 reo_at;		/* loss detection waits for reo_ns until */
+	u64 reo_grown_ns;	/* when reo_ns last grew */
+	u64 rack_sent_ns;	/* latest send time of an acknowledged packet */
+	u64 rack_rtt_ns;	/* and the round trip it took */
 	u32 peer_ce;		/* last cumulative counts from the peer */
 	u32 peer_rcv;
 	u64 last_send_ns;

@@ -15,6 +15,9 @@
  *             Everything in flight on the path is lost; the path becomes
  *             SUSPECT (one packet at a time) and, after fail_rtos in a
  *             row, FAILED: a new source port is chosen and probed.
+ *  reorder    per path: a gap that would prove a loss is still younger
+ *             than the path's reordering window (only paths that have
+ *             shown reordering have one): decide once it is not.
  *  tlp        per path: a tail-loss probe.  When a path has been silent
  *             for two RTTs after its last send, its newest packet is
  *             resent, so the last packet of a message does not wait for
@@ -104,6 +107,7 @@ u64 mroce_conn_next_timer(const struct mroce_conn *c)
 		const struct mroce_path *p = &c->paths[i];
 
 		at = earliest(at, path_rto_at(p));
+		at = earliest(at, p->reo_at);
 		at = earliest(at, path_tlp_at(c, p));
 		if (p->state == MROCE_PATH_PROBING)
 			at = earliest(at, p->probe_at);
@@ -180,6 +184,10 @@ static void on_epoch(struct mroce_conn *c, u64 now)
 		struct mroce_path *p = &c->paths[i];
 		u32 rate;
 
+		/* a reordering window shrinks while it is not needed */
+		if (!p->epoch_spurious)
+			p->reo_ns -= p->reo_ns / 8;
+		p->epoch_spurious = 0;
 		if (p->state != MROCE_PATH_ACTIVE || p->epoch_sent < 32) {
 			p->epoch_sent = 0;
 			p->epoch_lost = 0;
@@ -230,6 +238,8 @@ void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
 			on_rto(c, p, now);
 			continue;
 		}
+		if (p->reo_at && p->reo_at <= now)
+			mroce_path_detect_losses(c, p, now);
 		at = path_tlp_at(c, p);
 		if (at && at <= now)
 			on_tlp(c, p);
