@@ -156,6 +156,7 @@ struct mroce_dev {
 	struct list_head open_queue;
 	unsigned int nopen;
 	struct work_struct open_work;
+	struct delayed_work gc_work;	/* frees idle and dead peers */
 
 	/* Fair share of the inbound capacity (fairshare.c). */
 	spinlock_t share_lock;
@@ -387,6 +388,7 @@ struct mroce_peer {
 	bool hashed;			/* in mdev->peers and mdev->conns */
 	bool dead;			/* being freed: no timer, no input */
 	bool closed;			/* connection failed or closed */
+	u64 last_active;		/* last packet in, or QP attach/detach */
 	struct hlist_node hnode;	/* mdev->peers */
 	struct list_head node;		/* mdev->peer_list */
 	struct rcu_head rcu;
@@ -485,6 +487,8 @@ extern unsigned int mroce_timer_slack_ns;
 extern unsigned int mroce_tx_budget;
 extern unsigned int mroce_share_epoch_us;
 extern unsigned int mroce_capacity_mbps;
+extern unsigned int mroce_idle_peer_s;
+extern unsigned int mroce_max_peers;
 void mroce_conn_cfg(struct mroce_dev *mdev, struct mroce_cfg *cfg);
 
 /* device.c */

@@ -99,6 +99,14 @@ unsigned int mroce_share_epoch_us = 1000;
 module_param_named(share_epoch_us, mroce_share_epoch_us, uint, 0644);
 MODULE_PARM_DESC(share_epoch_us, "fair share epoch, microseconds (default 1000)");
 
+unsigned int mroce_idle_peer_s = 60;
+module_param_named(idle_peer_s, mroce_idle_peer_s, uint, 0644);
+MODULE_PARM_DESC(idle_peer_s, "a connection without QPs and silent this long is closed, seconds (default 60, 0: never)");
+
+unsigned int mroce_max_peers = 1024;
+module_param_named(max_peers, mroce_max_peers, uint, 0644);
+MODULE_PARM_DESC(max_peers, "connections per device the remote side may open (default 1024)");
+
 void mroce_conn_cfg(struct mroce_dev *mdev, struct mroce_cfg *cfg)
 {
 	enum ib_mtu mtu = mroce_active_mtu(READ_ONCE(mdev->ndev->mtu));

@@ -23,6 +23,9 @@
 
 #include "metaroce.h"
 
+/* How often idle and dead peers are looked for. */
+#define MROCE_GC_PERIOD		(5 * HZ)
+
 static u32 addr_hash(const struct in6_addr *a)
 {
 	return jhash2(a->s6_addr32, 4, 0);
@@ -206,7 +209,10 @@ static void peer_hash(struct mroce_dev *mdev, struct mroce_peer *p)
 	list_add_tail(&p->node, &mdev->peer_list);
 	mdev->npeers++;
 	p->hashed = true;
+	p->last_active = ktime_get_ns();
 	mroce_share_add(mdev, p->conn);
+	if (!delayed_work_pending(&mdev->gc_work))
+		schedule_delayed_work(&mdev->gc_work, MROCE_GC_PERIOD);
 }
 
 static void peer_free_rcu(struct rcu_head *rcu)
@@ -286,7 +292,8 @@ static bool peer_usable(struct mroce_peer *p)
 static struct mroce_peer *peer_lookup_create(struct mroce_dev *mdev,
 					     const struct in6_addr *laddr,
 					     const struct in6_addr *raddr,
-					     bool v4, bool *created)
+					     bool v4, bool passive,
+					     bool *created)
 {
 	struct mroce_peer *p;
 
@@ -302,6 +309,12 @@ static struct mroce_peer *peer_lookup_create(struct mroce_dev *mdev,
 		p = NULL;
 	}
 	if (!p) {
+		/* Anyone can send CONNECTs: bound what they make us allocate. */
+		if (passive && mdev->npeers >= READ_ONCE(mroce_max_peers)) {
+			mroce_count(mdev, MROCE_CNT_RX_OPEN_DROPPED);
+			p = ERR_PTR(-ENOSPC);
+			goto out;
+		}
 		p = peer_alloc(mdev, laddr, raddr, v4);
 		if (IS_ERR(p))
 			goto out;
@@ -322,7 +335,7 @@ struct mroce_peer *mroce_peer_get(struct mroce_dev *mdev,
 	struct mroce_peer *p;
 	bool created;
 
-	p = peer_lookup_create(mdev, &av->saddr, &av->daddr, av->v4,
+	p = peer_lookup_create(mdev, &av->saddr, &av->daddr, av->v4, false,
 			       &created);
 	if (IS_ERR(p) || !created)
 		return p;
@@ -339,6 +352,7 @@ void mroce_peer_attach(struct mroce_peer *peer, struct mroce_qp *qp)
 	lockdep_assert_held(&peer->lock);
 	hash_add(peer->qps, &qp->peer_node, qp->ibqp.qp_num);
 	peer->nqps++;
+	peer->last_active = ktime_get_ns();
 	WRITE_ONCE(qp->peer, peer);
 }
 
@@ -347,6 +361,7 @@ void mroce_peer_detach(struct mroce_peer *peer, struct mroce_qp *qp)
 	lockdep_assert_held(&peer->lock);
 	hash_del(&qp->peer_node);
 	peer->nqps--;
+	peer->last_active = ktime_get_ns();
 	list_del_init(&qp->flush_node);
 	list_del_init(&qp->sq_node);
 	WRITE_ONCE(qp->peer, NULL);
@@ -420,7 +435,8 @@ static void open_one(struct mroce_dev *mdev, struct mroce_open *o)
 	if (mroce_wire_decode(o->pkt, o->len, &pkt) != MROCE_WIRE_OK ||
 	    pkt.hdr.opcode != MROCE_OP_CONNECT)
 		return;
-	p = peer_lookup_create(mdev, &o->laddr, &o->raddr, o->v4, &created);
+	p = peer_lookup_create(mdev, &o->laddr, &o->raddr, o->v4, true,
+			       &created);
 	if (IS_ERR(p))
 		return;
 	mroce_peer_lock(p, &b);
@@ -453,6 +469,41 @@ void mroce_open_work(struct work_struct *work)
 	}
 }
 
+/* ---- idle and dead peers ---- */
+
+/*
+ * A peer without QPs whose connection failed or closed goes at once; one
+ * that is merely idle (nothing received for idle_peer_s, nothing left to
+ * send) says CLOSE and goes.  The next RTR or CONNECT makes a new one.
+ */
+static void peer_gc_work(struct work_struct *work)
+{
+	struct mroce_dev *mdev = container_of(to_delayed_work(work),
+					      struct mroce_dev, gc_work);
+	u64 idle = (u64)READ_ONCE(mroce_idle_peer_s) * NSEC_PER_SEC;
+	struct mroce_peer *p, *tmp;
+	struct mroce_batch b;
+	bool drop;
+
+	mutex_lock(&mdev->peers_mutex);
+	list_for_each_entry_safe(p, tmp, &mdev->peer_list, node) {
+		if (!p->hashed)
+			continue;
+		mroce_peer_lock(p, &b);
+		drop = !p->nqps && !p->dead &&
+		       (p->closed || (idle && !mroce_conn_busy(p->conn) &&
+				      b.now - p->last_active > idle));
+		if (drop && !p->closed)
+			mroce_conn_close(p->conn);
+		mroce_peer_unlock(p, &b);
+		if (drop)
+			peer_unhash(mdev, p);
+	}
+	if (mdev->npeers && !READ_ONCE(mdev->dying))
+		schedule_delayed_work(&mdev->gc_work, MROCE_GC_PERIOD);
+	mutex_unlock(&mdev->peers_mutex);
+}
+
 /* ---- device ---- */
 
 void mroce_peers_init(struct mroce_dev *mdev)
@@ -466,6 +517,7 @@ void mroce_peers_init(struct mroce_dev *mdev)
 	spin_lock_init(&mdev->open_lock);
 	INIT_LIST_HEAD(&mdev->open_queue);
 	INIT_WORK(&mdev->open_work, mroce_open_work);
+	INIT_DELAYED_WORK(&mdev->gc_work, peer_gc_work);
 }
 
 /*
@@ -479,6 +531,7 @@ void mroce_peers_destroy(struct mroce_dev *mdev)
 	struct mroce_batch b;
 
 	cancel_work_sync(&mdev->open_work);
+	cancel_delayed_work_sync(&mdev->gc_work);
 	list_for_each_entry_safe(o, otmp, &mdev->open_queue, node) {
 		list_del(&o->node);
 		kfree(o);

@@ -106,8 +106,10 @@ void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 	meta.pctx = skb;
 	meta.ce = ce;
 	mroce_peer_lock(peer, &b);
-	if (!peer->dead)
+	if (!peer->dead) {
+		peer->last_active = b.now;
 		mroce_conn_rx(peer->conn, &pkt, skb->data, &meta, b.now);
+	}
 	mroce_peer_unlock(peer, &b);
 	consume_skb(skb);
 	return;
