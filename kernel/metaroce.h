@@ -86,6 +86,7 @@ enum mroce_cnt {
 	MROCE_CNT_RX_UNKNOWN_CONN,	/* dst_conn names no connection */
 	MROCE_CNT_RX_WRONG_ADDR,	/* connection id from the wrong address */
 	MROCE_CNT_RX_OPEN_DROPPED,	/* CONNECT not queued (queue full) */
+	MROCE_CNT_RX_HOST_CE,		/* taken as CE: host backlog (rx.c) */
 	MROCE_CNT_RESET_SENT,
 	MROCE_CNT_RESET_LIMITED,	/* RESET not sent: rate limit */
 	MROCE_CNT_TX_NOMEM,
@@ -489,6 +490,7 @@ extern unsigned int mroce_share_epoch_us;
 extern unsigned int mroce_capacity_mbps;
 extern unsigned int mroce_idle_peer_s;
 extern unsigned int mroce_max_peers;
+extern unsigned int mroce_host_ce_pkts;
 void mroce_conn_cfg(struct mroce_dev *mdev, struct mroce_cfg *cfg);
 
 /* device.c */

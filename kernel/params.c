@@ -103,6 +103,10 @@ unsigned int mroce_idle_peer_s = 60;
 module_param_named(idle_peer_s, mroce_idle_peer_s, uint, 0644);
 MODULE_PARM_DESC(idle_peer_s, "a connection without QPs and silent this long is closed, seconds (default 60, 0: never)");
 
+unsigned int mroce_host_ce_pkts = 64;
+module_param_named(host_ce_pkts, mroce_host_ce_pkts, uint, 0644);
+MODULE_PARM_DESC(host_ce_pkts, "take packets as CE-marked while this CPU's input backlog holds more (default 64, 0: never)");
+
 unsigned int mroce_max_peers = 1024;
 module_param_named(max_peers, mroce_max_peers, uint, 0644);
 MODULE_PARM_DESC(max_peers, "connections per device the remote side may open (default 1024)");

@@ -65,6 +65,27 @@ bad:
 	return false;
 }
 
+/*
+ * The receiving host can be the bottleneck.  A software endpoint's packets
+ * (veth, or any driver without NAPI) wait in this CPU's input backlog,
+ * which drops when full and marks nothing: the senders would only see
+ * losses, which are not a congestion signal here.  Act as an AQM on it: a
+ * packet received while the backlog holds more than host_ce_pkts packets
+ * counts as CE-marked, so the sender's ECN loop backs off before the drops.
+ * A NAPI driver hands packets over without that queue: no effect there.
+ */
+static bool host_congested(struct mroce_dev *mdev)
+{
+	struct softnet_data *sd = this_cpu_ptr(&softnet_data);
+	u32 mark = READ_ONCE(mroce_host_ce_pkts);
+
+	if (!mark || skb_queue_len_lockless(&sd->input_pkt_queue) +
+		     skb_queue_len_lockless(&sd->process_queue) <= mark)
+		return false;
+	mroce_count(mdev, MROCE_CNT_RX_HOST_CE);
+	return true;
+}
+
 void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 {
 	struct in6_addr saddr, daddr;
@@ -104,7 +125,7 @@ void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 	}
 
 	meta.pctx = skb;
-	meta.ce = ce;
+	meta.ce = ce || host_congested(mdev);
 	mroce_peer_lock(peer, &b);
 	if (!peer->dead) {
 		peer->last_active = b.now;

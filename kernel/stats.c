@@ -60,6 +60,7 @@ static const char *const mroce_glue_stat[MROCE_NUM_GLUE_CNT] = {
 	[MROCE_CNT_RX_UNKNOWN_CONN] = "rx_unknown_conn",
 	[MROCE_CNT_RX_WRONG_ADDR] = "rx_wrong_addr",
 	[MROCE_CNT_RX_OPEN_DROPPED] = "rx_open_dropped",
+	[MROCE_CNT_RX_HOST_CE] = "rx_host_ce",
 	[MROCE_CNT_RESET_SENT] = "resets_sent",
 	[MROCE_CNT_RESET_LIMITED] = "resets_limited",
 	[MROCE_CNT_TX_NOMEM] = "tx_nomem",

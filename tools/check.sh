@@ -77,6 +77,9 @@ tap_stage() {
 	if [ "$f" -gt 0 ]; then failures+=("$name: $f"); fi
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		notok "$name (exit $rc)" "$log"
+		# Nothing of it said why: show its last words unfiltered (a VM
+		# that did not boot prints its verdict and console there).
+		tail -n 60 "$log" | sed 's/^/#   /'
 	fi
 }
 
