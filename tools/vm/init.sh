@@ -78,8 +78,15 @@ echo 7 >/proc/sys/kernel/printk
 
 r=/newroot
 # /tmp and /run are fresh tmpfs before the output share goes on top, so an
-# output directory under /tmp stays visible.
-mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$r/tmp"
+# output directory under /tmp stays visible.  A checkout (or its module
+# tree, or the caller's directory) under the host's /tmp would be hidden by
+# a fresh /tmp: then the guest keeps the overlay's /tmp, the host's read-only
+# beneath and its own writes in the tmpfs above.
+under_tmp=
+for d in "$METAROCE_ROOT" "$METAROCE_MODTREE" "$METAROCE_CWD"; do
+	case "$d/" in /tmp/*) under_tmp=1 ;; esac
+done
+[ -n "$under_tmp" ] || mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$r/tmp"
 mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs "$r/run"
 mkdir -p "$r$METAROCE_OUT"
 mount --move /mnt/out "$r$METAROCE_OUT" || die "cannot move the output share"
@@ -102,6 +109,8 @@ mount -t configfs configfs "$r/sys/kernel/config"
 # kernel's request_module ("rdma link add ... type metaroce") use it.  The
 # paths are canonical and Debian's /lib -> usr/lib is relative, so they
 # resolve inside the new root.
+[ -d "$r$METAROCE_MODTREE" ] ||
+	die "the module tree $METAROCE_MODTREE is not visible in the guest (is a part of its path a mount the 9p share does not cross?)"
 mkdir -p "$r/lib/modules/$METAROCE_KVER"
 mount --bind "$r$METAROCE_MODTREE" "$r/lib/modules/$METAROCE_KVER" ||
 	die "cannot mount the module tree $METAROCE_MODTREE"
