@@ -135,6 +135,8 @@ struct mroce_path {
 	u64 rack_rtt_ns;	/* and the round trip it took */
 	u32 peer_ce;		/* last cumulative counts from the peer */
 	u32 peer_rcv;
+	u32 ackreq_psn;		/* last window-filling ACK_REQ (tx.c) */
+	u8 ackreq_on;
 	u64 last_send_ns;
 	u64 last_ack_ns;	/* last ACK that acknowledged something */
 	u64 probe_at;		/* PROBING: next probe */
@@ -149,6 +151,7 @@ struct mroce_path {
 
 	/* ---- receiver half ---- */
 	u32 rcv_cum;		/* every psn < rcv_cum received or abandoned */
+	u32 rcv_nxt;		/* one past the newest psn received */
 	u32 rcv_ce;		/* cumulative CE-marked packets */
 	u32 rcv_count;		/* cumulative packets */
 	u32 rcv_last_ts;	/* ts of the newest packet, echoed */

@@ -24,7 +24,7 @@ static struct mroce_stream *find_stream(struct mroce_conn *c,
 static bool rx_path(struct mroce_conn *c, struct mroce_path *p,
 		    const struct mroce_hdr *h, bool ce, u64 now)
 {
-	u32 old_cum = p->rcv_cum;
+	bool in_order = h->psn == p->rcv_nxt;
 
 	switch (mroce_sack_rx(p, h->psn)) {
 	case MROCE_SACK_DUP:
@@ -47,12 +47,19 @@ static bool rx_path(struct mroce_conn *c, struct mroce_path *p,
 	p->rcv_last_ts = h->ts;
 	p->rcv_last_ns = now;
 	p->rcv_unacked++;
+	if (mroce_seq_le(p->rcv_nxt, h->psn))
+		p->rcv_nxt = h->psn + 1;
 	c->ack_mask |= 1ull << p->id;
 	/*
-	 * Acknowledge at once when asked, when the path shows a gap (loss:
-	 * the sender should hear of it now), or every ack_every packets.
+	 * Acknowledge at once when asked, when this packet opens a new gap
+	 * (loss: the sender should hear of it now) or arrives behind the
+	 * newest one (reordering: the sender may have given it up), or every
+	 * ack_every packets.  An old hole does not count: the lost psn is
+	 * never resent (its data goes out with a new psn), so the hole stays
+	 * below the cumulative point until 256 psns later, and every packet
+	 * in between would be acknowledged on its own.
 	 */
-	if ((h->flags & MROCE_F_ACK_REQ) || h->psn != old_cum ||
+	if ((h->flags & MROCE_F_ACK_REQ) || !in_order ||
 	    p->rcv_unacked >= c->cfg.ack_every)
 		c->ack_now = 1;
 	else if (!c->ack_at)

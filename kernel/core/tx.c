@@ -204,6 +204,17 @@ static void pace(struct mroce_conn *c, u32 len, u64 now)
 					      NS_PER_SEC, rate);
 }
 
+/* An earlier window-filling request of @p has not been answered yet. */
+static bool ackreq_pending(const struct mroce_path *p)
+{
+	const struct mroce_txent *e;
+
+	if (!p->ackreq_on || mroce_seq_lt(p->ackreq_psn, p->snd_una))
+		return false;
+	e = &p->ring[p->ackreq_psn % MROCE_PATH_WINDOW];
+	return e->state == MROCE_TXE_INFLIGHT;
+}
+
 static void emit_data(struct mroce_conn *c, struct mroce_path *p,
 		      const struct mroce_pktref *ref, bool retx, u64 now,
 		      void *buf, struct mroce_tx *tx)
@@ -226,10 +237,17 @@ static void emit_data(struct mroce_conn *c, struct mroce_path *p,
 	 * The packet that fills the path's (or the connection's) window asks
 	 * for an immediate ACK: nothing more will follow it until one comes,
 	 * and a window smaller than ack_every packets would otherwise wait
-	 * out the receiver's delayed-ACK timer every round trip.
+	 * out the receiver's delayed-ACK timer every round trip.  Once per
+	 * round trip of the path: a window-limited sender fills its window
+	 * with every packet an ACK lets out, and asking each time would turn
+	 * ACK coalescing off exactly when the fabric is congested.
 	 */
-	if (!path_room(p, c->cfg.mss) || !conn_room(c, c->cfg.mss))
+	if ((!path_room(p, c->cfg.mss) || !conn_room(c, c->cfg.mss)) &&
+	    !ackreq_pending(p)) {
 		pkt.hdr.flags |= MROCE_F_ACK_REQ;
+		p->ackreq_psn = pkt.hdr.psn;
+		p->ackreq_on = 1;
+	}
 	tx->hdr_len = mroce_wire_encode(&pkt, buf);
 	tx->sport = p->sport;
 	tx->path = p->id;

@@ -370,3 +370,94 @@ TEST_F(Regress, SendBehindSlowReadIsPolledWhenItsFrontierIsLost) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace mroce::test;
+
+// One WRITE of @len bytes from endpoint 0 to 1 over one path; counts what
+// endpoint 0 sent (data packets, those asking for an immediate ACK) and the
+// ACKs endpoint 1 sent.  @lose_every: drop every n-th first transmission.
+struct AckCount {
+  uint64_t data = 0, ack_req = 0, acks = 0, ns = 0;
+};
+
+AckCount write_and_count(uint64_t delay_ns, uint32_t cwnd_pkts,
+                         uint32_t lose_every, uint32_t len = 1 << 20) {
+  Fabric f{5};
+  for (int d = 0; d < 2; d++) {
+    f.routes[d].assign(1, Route{});
+    f.routes[d][0].delay_ns = delay_ns;
+    f.routes[d][0].gbps = 100;
+  }
+  auto cfg = test_cfg(1, 1024);
+  // The connection's cap keeps the sender window-limited throughout.
+  cfg.init_cwnd = cfg.conn_init_cwnd = cfg.conn_max_cwnd = cwnd_pkts * 1024;
+  f.add_endpoint(cfg);
+  f.add_endpoint(cfg);
+  EXPECT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  uint32_t rkey = f.ep(1).add_region(0, len);
+  AckCount n;
+  uint64_t firsts = 0;
+  f.ep(0).drop = [&](Endpoint &, const uint8_t *b, uint32_t sz) {
+    mroce_pkt p;
+    if (mroce_wire_decode(b, sz, &p) != MROCE_WIRE_OK ||
+        p.hdr.opcode != MROCE_OP_WRITE)
+      return false;
+    n.data++;
+    if (p.hdr.flags & MROCE_F_ACK_REQ) n.ack_req++;
+    if (p.hdr.flags & MROCE_F_RETX) return false;
+    return lose_every && ++firsts % lose_every == 0;
+  };
+  f.ep(1).drop = [&](Endpoint &, const uint8_t *b, uint32_t sz) {
+    mroce_pkt p;
+    if (mroce_wire_decode(b, sz, &p) == MROCE_WIRE_OK &&
+        p.hdr.opcode == MROCE_OP_ACK)
+      n.acks++;
+    return false;
+  };
+  SendWr w;
+  w.msg.op = MROCE_OP_WRITE;
+  w.msg.cookie = 1;
+  w.msg.len = len;
+  w.msg.rkey = rkey;
+  w.data.assign(len, 3);
+  uint64_t start = f.now;
+  EXPECT_EQ(f.ep(0).post_send(f.ep(0).qp(1), std::move(w)), 0);
+  f.ep(0).drain(f.now);
+  EXPECT_TRUE(
+      f.run([&] { return !f.ep(0).qp(1).scq.empty(); }, 2'000'000'000));
+  EXPECT_EQ(f.ep(0).qp(1).scq.empty() ? -1 : f.ep(0).qp(1).scq[0].status,
+            MROCE_WC_OK);
+  n.ns = f.now - start;
+  return n;
+}
+
+// Simulator (incast, 8 -> 1): the receiver acknowledged nearly every data
+// packet on its own.  A lost psn is never resent (its data goes out with a
+// new one), so the hole stays below the cumulative point for 256 psns, and
+// "the packet is not at the cumulative point" held for every one of them.
+TEST(Regression, AnOldHoleDoesNotAcknowledgeEveryPacket) {
+  AckCount n = write_and_count(2'000, 64, 100);
+  // 1,024 packets, ~10 lost: ~1 ACK per ack_every (4) packets plus one per
+  // loss, where every packet after the first loss used to get its own.
+  EXPECT_LT(n.acks * 2, n.data) << n.acks << " ACKs for " << n.data;
+}
+
+// Simulator (incast; plane failure): a window-limited sender fills its
+// window with every packet an ACK lets out, and each asked for an immediate
+// ACK: one ACK per data packet exactly when the fabric is congested.  Once
+// per round trip of the path is enough for a small window not to wait out
+// the receiver's delayed ACK.
+TEST(Regression, AWindowLimitedSenderAsksForAnAckOncePerRoundTrip) {
+  AckCount n = write_and_count(20'000, 16, 0);
+  // A window of 16 packets: one request per window, not one per ACK that
+  // refills it (every 4th packet here, every one once ACKs came singly).
+  EXPECT_LT(n.ack_req * 8, n.data) << n.ack_req << " ACK_REQs in " << n.data;
+  EXPECT_LT(n.acks * 2, n.data) << n.acks << " ACKs for " << n.data;
+  // 64 windows of 16 packets at ~40 us per round trip: ~2.6 ms.
+  EXPECT_LT(n.ns, 4'000'000u);
+}
+
+}  // namespace
