@@ -51,6 +51,24 @@ enum ib_mtu mroce_active_mtu(unsigned int ndev_mtu)
 	return 0;	/* not even a 256-byte payload fits */
 }
 
+/*
+ * The largest data payload a connection over this netdev carries (its
+ * hello's max_payload): what fits the MTU beside the IP, UDP and MetaRoCE
+ * headers, rounded down to 1024 bytes (to 256 below that), not bounded by
+ * the IB MTUs: a 9000-byte MTU carries 8 KiB per packet.  0: none fits.
+ */
+u32 mroce_max_payload(unsigned int ndev_mtu)
+{
+	u32 room, cap = READ_ONCE(mroce_payload_max);
+
+	if (ndev_mtu < MROCE_WIRE_OVERHEAD + MROCE_MIN_PAYLOAD)
+		return 0;
+	room = min_t(u32, ndev_mtu - MROCE_WIRE_OVERHEAD, 65535);
+	if (cap)
+		room = min_t(u32, room, max_t(u32, cap, MROCE_MIN_PAYLOAD));
+	return room >= 1024 ? rounddown(room, 1024) : rounddown(room, 256);
+}
+
 /* The port is usable when the netdev is up, has carrier and a usable MTU. */
 enum ib_port_state mroce_port_state(const struct net_device *ndev)
 {

@@ -19,6 +19,7 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
+#include <net/dst_cache.h>
 #include <rdma/ib_verbs.h>
 
 #include "metaroce-abi.h"
@@ -377,6 +378,16 @@ struct mroce_batch {
  * protects the connection, every stream attached to it and the rings of
  * their QPs.  The memory is freed after an RCU grace period.
  */
+/*
+ * The route of one path (its UDP source port), cached: a path is a fixed
+ * 5-tuple, so its route only changes when the routing tables do (the
+ * cache's check) or when the path moves to a new port.
+ */
+struct mroce_route {
+	struct dst_cache cache;
+	u16 sport;			/* the port the cached route is for */
+};
+
 struct mroce_peer {
 	struct mroce_dev *mdev;
 	spinlock_t lock;
@@ -408,6 +419,8 @@ struct mroce_peer {
 
 	struct sk_buff_head txq;	/* built, waiting for the transmitter */
 	bool xmitting;			/* a context is draining txq */
+	struct mroce_route *routes;	/* per path id; used by the transmitter */
+	u32 nroutes;
 	struct page *tx_page;		/* payload fragments are cut from it */
 	u32 tx_off;
 	u32 hdr_cap;
@@ -491,6 +504,7 @@ extern unsigned int mroce_capacity_mbps;
 extern unsigned int mroce_idle_peer_s;
 extern unsigned int mroce_max_peers;
 extern unsigned int mroce_host_ce_pkts;
+extern unsigned int mroce_payload_max;
 void mroce_conn_cfg(struct mroce_dev *mdev, struct mroce_cfg *cfg);
 
 /* device.c */
@@ -499,6 +513,7 @@ void mroce_dealloc_driver(struct ib_device *ibdev);
 void mroce_unregister_devices(struct mroce_net *mnet);
 enum ib_port_state mroce_port_state(const struct net_device *ndev);
 enum ib_mtu mroce_active_mtu(unsigned int ndev_mtu);
+u32 mroce_max_payload(unsigned int ndev_mtu);
 int mroce_notifier_register(void);
 void mroce_notifier_unregister(void);
 extern const struct attribute_group mroce_attr_group;

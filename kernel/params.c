@@ -107,14 +107,20 @@ unsigned int mroce_host_ce_pkts = 64;
 module_param_named(host_ce_pkts, mroce_host_ce_pkts, uint, 0644);
 MODULE_PARM_DESC(host_ce_pkts, "take packets as CE-marked while this CPU's input backlog holds more (default 64, 0: never)");
 
+unsigned int mroce_payload_max;
+module_param_named(max_payload, mroce_payload_max, uint, 0644);
+MODULE_PARM_DESC(max_payload, "largest data payload per packet, bytes (default 0: what the netdev MTU allows, up to 65535)");
+
 unsigned int mroce_max_peers = 1024;
 module_param_named(max_peers, mroce_max_peers, uint, 0644);
 MODULE_PARM_DESC(max_peers, "connections per device the remote side may open (default 1024)");
 
 void mroce_conn_cfg(struct mroce_dev *mdev, struct mroce_cfg *cfg)
 {
-	enum ib_mtu mtu = mroce_active_mtu(READ_ONCE(mdev->ndev->mtu));
-	u32 mss = ib_mtu_enum_to_int(mtu ? mtu : IB_MTU_256);
+	u32 mss = mroce_max_payload(READ_ONCE(mdev->ndev->mtu));
+
+	/* a port without a usable MTU is down: any valid value will do */
+	mss = max_t(u32, mss, MROCE_MIN_PAYLOAD);
 
 	mroce_cfg_default(cfg);
 	cfg->npaths = clamp_t(u32, READ_ONCE(npaths), 1, MROCE_MAX_PATHS);

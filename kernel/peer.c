@@ -31,6 +31,13 @@ static u32 addr_hash(const struct in6_addr *a)
 	return jhash2(a->s6_addr32, 4, 0);
 }
 
+static void peer_free_routes(struct mroce_peer *p)
+{
+	while (p->nroutes)
+		dst_cache_destroy(&p->routes[--p->nroutes].cache);
+	kfree(p->routes);
+}
+
 /* Under RCU or peers_mutex. */
 struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
 				   const struct in6_addr *raddr)
@@ -56,7 +63,13 @@ static void peer_arm(struct mroce_peer *p, u64 now)
 		}
 		return;
 	}
-	if (at == p->timer_at)
+	/*
+	 * A timer due no later than the new deadline stays: it fires early,
+	 * finds nothing due and re-arms.  Deadlines move later with nearly
+	 * every packet (RTO, probes); re-arming each time would reprogram
+	 * the timer per packet.
+	 */
+	if (p->timer_at && p->timer_at <= at && p->timer_at > now)
 		return;
 	p->timer_at = at;
 	hrtimer_start_range_ns(&p->timer, ns_to_ktime(at), mroce_timer_slack_ns,
@@ -175,6 +188,12 @@ static struct mroce_peer *peer_alloc(struct mroce_dev *mdev,
 		err = -EINVAL;
 		goto err_free;
 	}
+	p->routes = kcalloc(cfg.npaths, sizeof(*p->routes), GFP_KERNEL);
+	if (!p->routes)
+		goto err_conn;
+	for (; p->nroutes < cfg.npaths; p->nroutes++)
+		if (dst_cache_init(&p->routes[p->nroutes].cache, GFP_KERNEL))
+			goto err_conn;
 	p->mdev = mdev;
 	p->id = id;
 	p->v4 = v4;
@@ -194,7 +213,11 @@ static struct mroce_peer *peer_alloc(struct mroce_dev *mdev,
 			     sizeof(p->hdr));
 	return p;
 
+err_conn:
+	xa_erase(&mdev->conns, id);
+	err = -ENOMEM;
 err_free:
+	peer_free_routes(p);
 	kvfree(p->conn);
 	kfree(p);
 	return ERR_PTR(err);
@@ -220,6 +243,7 @@ static void peer_free_rcu(struct rcu_head *rcu)
 	struct mroce_peer *p = container_of(rcu, struct mroce_peer, rcu);
 
 	skb_queue_purge(&p->txq);
+	peer_free_routes(p);
 	kvfree(p->conn);
 	kfree(p);
 }

@@ -330,13 +330,20 @@ static int qp_attach(struct mroce_qp *qp)
 {
 	struct mroce_stream_params prm = {};
 	struct mroce_peer *peer;
+	enum ib_mtu active;
 	struct mroce_batch b;
 	int err = 0;
 
 	peer = mroce_peer_get(qp->mdev, &qp->av);
 	if (IS_ERR(peer))
 		return PTR_ERR(peer);
-	prm.mss = ib_mtu_enum_to_int(qp->path_mtu);
+	/*
+	 * The connection's payload size (both netdevs' MTU) cuts messages;
+	 * a QP that asked for less than the port's MTU is cut at its own.
+	 */
+	active = mroce_active_mtu(READ_ONCE(qp->mdev->ndev->mtu));
+	prm.mss = qp->path_mtu < active ? ib_mtu_enum_to_int(qp->path_mtu) :
+					  MROCE_MAX_PAYLOAD;
 	prm.tx_msn = qp->sq_psn;
 	prm.rx_msn = qp->rq_psn;
 	prm.max_rd_atomic = qp->max_rd_atomic;

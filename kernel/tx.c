@@ -28,6 +28,7 @@
 
 struct mroce_skb_cb {
 	u16 sport;
+	u8 path;
 	u8 tos;
 };
 
@@ -56,25 +57,32 @@ static void *peer_frag(struct mroce_peer *p, u32 len, struct page **pg,
 	return page_address(*pg) + *off;
 }
 
-/* Copy the payload @tx describes to @dst; a failure errors the QP. */
+/*
+ * Copy the payload @tx describes into @n pieces (@dst[i], @len[i] bytes, in
+ * order); a failure errors the QP.
+ */
 static int payload_copy(struct mroce_peer *p, const struct mroce_tx *tx,
-			void *dst)
+			void *const *dst, const u32 *len, unsigned int n)
 {
 	struct mroce_qp *qp = st_to_qp(tx->st);
 	struct mroce_mr *mr;
+	unsigned int i;
+	u32 done = 0;
 	int err = 0;
 
 	if (tx->src == MROCE_SRC_SQ) {
-		err = mroce_sq_copy(qp, (u32)tx->cookie, tx->offset, dst,
-				    tx->len);
+		for (i = 0; i < n && !err; done += len[i++])
+			err = mroce_sq_copy(qp, (u32)tx->cookie,
+					    tx->offset + done, dst[i], len[i]);
 	} else {
 		rcu_read_lock();
 		mr = mroce_mr_lookup(p->mdev, tx->rkey, qp->pd,
 				     IB_ACCESS_REMOTE_READ,
 				     tx->va + tx->offset, tx->len);
 		if (mr)
-			mroce_mr_copy_out(mr, tx->va + tx->offset, dst,
-					  tx->len);
+			for (i = 0; i < n; done += len[i++])
+				mroce_mr_copy_out(mr, tx->va + tx->offset + done,
+						  dst[i], len[i]);
 		else
 			err = -EFAULT;
 		rcu_read_unlock();
@@ -87,14 +95,19 @@ static int payload_copy(struct mroce_peer *p, const struct mroce_tx *tx,
 	return err;
 }
 
+/* A jumbo payload spans this many page fragments at most. */
+#define MROCE_TX_FRAGS	DIV_ROUND_UP(65535, PAGE_SIZE)
+
 static struct sk_buff *tx_build_skb(struct mroce_peer *p,
-				 const struct mroce_tx *tx)
+				    const struct mroce_tx *tx)
 {
 	bool linear = tx->len <= MROCE_LINEAR_MAX;
+	void *dst[MROCE_TX_FRAGS];
+	u32 len[MROCE_TX_FRAGS];
+	unsigned int n = 0;
 	struct sk_buff *skb;
 	struct page *pg;
-	void *dst = NULL;
-	u32 off;
+	u32 off, left;
 
 	skb = alloc_skb(MROCE_SKB_HEADROOM + tx->hdr_len +
 			(linear ? tx->len : 0), GFP_ATOMIC);
@@ -104,24 +117,29 @@ static struct sk_buff *tx_build_skb(struct mroce_peer *p,
 	skb_put_data(skb, p->hdr, tx->hdr_len);
 	if (tx->len && tx->src != MROCE_SRC_NONE) {
 		if (linear) {
-			dst = skb_put(skb, tx->len);
-		} else {
-			dst = peer_frag(p, tx->len, &pg, &off);
-			if (!dst) {
+			dst[n] = skb_put(skb, tx->len);
+			len[n++] = tx->len;
+		}
+		/* above a page (jumbo payloads): one fragment per page */
+		for (left = linear ? 0 : tx->len; left; left -= len[n++]) {
+			len[n] = min_t(u32, left, PAGE_SIZE);
+			dst[n] = peer_frag(p, len[n], &pg, &off);
+			if (!dst[n]) {
 				kfree_skb(skb);
 				goto nomem;
 			}
-			skb_fill_page_desc(skb, 0, pg, off, tx->len);
-			skb->len += tx->len;
-			skb->data_len += tx->len;
-			skb->truesize += tx->len;
+			skb_fill_page_desc(skb, n, pg, off, len[n]);
+			skb->len += len[n];
+			skb->data_len += len[n];
+			skb->truesize += len[n];
 		}
-		if (payload_copy(p, tx, dst)) {
+		if (payload_copy(p, tx, dst, len, n)) {
 			kfree_skb(skb);
 			return NULL;
 		}
 	}
 	mroce_cb(skb)->sport = tx->sport;
+	mroce_cb(skb)->path = (u8)tx->path;
 	mroce_cb(skb)->tos = tx->ect ? INET_ECN_ECT_0 : 0;
 	return skb;
 
@@ -150,9 +168,14 @@ void mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 	p->more_tx = true;
 }
 
+/*
+ * Send @skb from @laddr to @raddr.  @route (NULL: none) caches the route of
+ * the skb's path; bottom halves are disabled (the cache is per CPU).
+ */
 static void xmit_one(struct mroce_dev *mdev, bool v4,
 		     const struct in6_addr *laddr,
-		     const struct in6_addr *raddr, struct sk_buff *skb)
+		     const struct in6_addr *raddr, struct mroce_route *route,
+		     struct sk_buff *skb)
 {
 	struct mroce_skb_cb cb = *mroce_cb(skb);
 	__be16 dport = htons(mroce_udp_port);
@@ -162,6 +185,11 @@ static void xmit_one(struct mroce_dev *mdev, bool v4,
 	sk = mroce_net_sock(mdev, v4);
 	if (!sk)
 		goto drop;
+	if (route && route->sport != cb.sport) {
+		/* the path moved to a new port: a new route */
+		dst_cache_reset(&route->cache);
+		route->sport = cb.sport;
+	}
 	if (v4) {
 		struct flowi4 fl4 = {
 			.flowi4_proto = IPPROTO_UDP,
@@ -170,11 +198,19 @@ static void xmit_one(struct mroce_dev *mdev, bool v4,
 			.fl4_sport = sport,
 			.fl4_dport = dport,
 		};
-		struct rtable *rt;
+		struct rtable *rt = NULL;
+		__be32 saddr;
 
-		rt = ip_route_output_key(sock_net(sk), &fl4);
-		if (IS_ERR(rt))
-			goto no_route;
+		if (route)
+			rt = dst_cache_get_ip4(&route->cache, &saddr);
+		if (!rt) {
+			rt = ip_route_output_key(sock_net(sk), &fl4);
+			if (IS_ERR(rt))
+				goto no_route;
+			if (route)
+				dst_cache_set_ip4(&route->cache, &rt->dst,
+						  fl4.saddr);
+		}
 		udp_tunnel_xmit_skb(rt, sk, skb, fl4.saddr, fl4.daddr, cb.tos,
 				    ip4_dst_hoplimit(&rt->dst), htons(IP_DF),
 				    sport, dport, false, false);
@@ -187,15 +223,23 @@ static void xmit_one(struct mroce_dev *mdev, bool v4,
 			.fl6_sport = sport,
 			.fl6_dport = dport,
 		};
-		struct dst_entry *dst;
+		struct dst_entry *dst = NULL;
+		struct in6_addr saddr;
 
 		/* Link-local addresses only make sense on our own link. */
 		if (ipv6_addr_type(raddr) & IPV6_ADDR_LINKLOCAL)
 			fl6.flowi6_oif = mdev->ndev->ifindex;
-		dst = ipv6_stub->ipv6_dst_lookup_flow(sock_net(sk), sk, &fl6,
-						      NULL);
-		if (IS_ERR(dst))
-			goto no_route;
+		if (route)
+			dst = dst_cache_get_ip6(&route->cache, &saddr);
+		if (!dst) {
+			dst = ipv6_stub->ipv6_dst_lookup_flow(sock_net(sk), sk,
+							      &fl6, NULL);
+			if (IS_ERR(dst))
+				goto no_route;
+			if (route)
+				dst_cache_set_ip6(&route->cache, dst,
+						  &fl6.saddr);
+		}
 		udp_tunnel6_xmit_skb(dst, sk, skb, NULL, &fl6.saddr, &fl6.daddr,
 				     cb.tos, ip6_dst_hoplimit(dst), 0, sport,
 				     dport, false);
@@ -231,8 +275,13 @@ void mroce_peer_xmit(struct mroce_peer *p)
 			return;
 		}
 		spin_unlock(&p->lock);
-		while ((skb = __skb_dequeue(&q)))
-			xmit_one(p->mdev, p->v4, &p->laddr, &p->raddr, skb);
+		while ((skb = __skb_dequeue(&q))) {
+			u8 path = mroce_cb(skb)->path;
+
+			xmit_one(p->mdev, p->v4, &p->laddr, &p->raddr,
+				 path < p->nroutes ? &p->routes[path] : NULL,
+				 skb);
+		}
 	}
 }
 
@@ -265,7 +314,8 @@ void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
 	skb_reserve(skb, MROCE_SKB_HEADROOM);
 	skb_put_data(skb, buf, n);
 	mroce_cb(skb)->sport = mroce_udp_port;
+	mroce_cb(skb)->path = 0;
 	mroce_cb(skb)->tos = 0;
 	mroce_count(mdev, MROCE_CNT_RESET_SENT);
-	xmit_one(mdev, v4, laddr, raddr, skb);
+	xmit_one(mdev, v4, laddr, raddr, NULL, skb);
 }

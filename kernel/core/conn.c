@@ -153,6 +153,7 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
 	c->state = MROCE_CONN_IDLE;
 	c->npaths = cfg->npaths;
 	c->tx_dsn_window = cfg->dsn_window;
+	c->tx_mss = cfg->mss;
 	c->rate_hint = MROCE_RATE_NONE;
 	c->rx_hint = MROCE_RATE_NONE;
 	c->last_progress_ns = now;
@@ -231,6 +232,9 @@ static void adopt_peer(struct mroce_conn *c, const struct mroce_pkt *pkt)
 	c->npaths = MROCE_MIN(c->cfg.npaths, (u32)pkt->hello.max_paths);
 	c->tx_dsn_window = MROCE_MIN(c->cfg.dsn_window,
 				     pkt->hello.dsn_window);
+	c->tx_mss = MROCE_MIN(c->cfg.mss, pkt->hello.max_payload ?
+			      (u32)pkt->hello.max_payload :
+			      MROCE_DEFAULT_PAYLOAD);
 }
 
 /*
@@ -239,7 +243,8 @@ static void adopt_peer(struct mroce_conn *c, const struct mroce_pkt *pkt)
  * late (data sprayed over other paths overtook it) or lost.  Dropping the
  * packet would make the peer time out before it has an RTT sample, so take
  * the peer's id now and run conservatively (one path, the smallest dsn
- * window) until its ACCEPT brings its parameters; keep asking with CONNECT.
+ * window, payloads that fit any Ethernet MTU) until its ACCEPT brings its
+ * parameters; keep asking with CONNECT.
  */
 void mroce_conn_implicit_accept(struct mroce_conn *c,
 				const struct mroce_hdr *h, u64 now)
@@ -248,6 +253,7 @@ void mroce_conn_implicit_accept(struct mroce_conn *c,
 	c->peer_nonce = 0;	/* unknown until the ACCEPT */
 	c->npaths = 1;
 	c->tx_dsn_window = MROCE_PATH_WINDOW;
+	c->tx_mss = MROCE_MIN(c->cfg.mss, MROCE_SAFE_PAYLOAD);
 	c->hello_at = now;
 	c->state = MROCE_CONN_ESTABLISHED;
 	c->last_progress_ns = now;

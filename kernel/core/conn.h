@@ -113,7 +113,7 @@ struct mroce_ops {
 
 struct mroce_cfg {
 	u32 npaths;		/* paths we open, 1..MROCE_MAX_PATHS */
-	u32 mss;		/* max payload per packet */
+	u32 mss;		/* max payload per packet we send and receive */
 	u16 sport_min;		/* source-port pool for paths, inclusive */
 	u16 sport_max;
 	u32 dupthresh;		/* psn distance that proves a loss */
@@ -205,6 +205,7 @@ struct mroce_conn {
 	u32 tx_dsn_nxt;
 	u32 tx_dsn_una;
 	u32 tx_dsn_window;	/* the peer's receive window */
+	u32 tx_mss;		/* payload per packet: min(our mss, the peer's max) */
 	u32 rx_dsn_base;	/* every dsn below has been received */
 	u64 tx_dsn_acked[MROCE_DSN_WINDOW / 64];
 	u64 rx_dsn_bits[MROCE_DSN_WINDOW / 64];

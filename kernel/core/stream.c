@@ -230,7 +230,8 @@ bool mroce_stream_has_tx(const struct mroce_stream *st)
 	       next_sendable((struct mroce_stream *)st) != NULL;
 }
 
-static bool resp_next(struct mroce_stream *st, struct mroce_pktref *ref)
+static bool resp_next(struct mroce_stream *st, u32 mss,
+		      struct mroce_pktref *ref)
 {
 	unsigned int i, idx;
 	struct mroce_resp *r;
@@ -246,7 +247,7 @@ static bool resp_next(struct mroce_stream *st, struct mroce_pktref *ref)
 		ref->kind = MROCE_TXE_RESP;
 		ref->resp = (u8)idx;
 		ref->offset = r->sent;
-		ref->len = MROCE_MIN(st->prm.mss, r->total - r->sent);
+		ref->len = MROCE_MIN(mss, r->total - r->sent);
 		r->sent += ref->len;
 		if (r->sent == r->total) {
 			ref->flags = MROCE_TXE_LAST;
@@ -266,7 +267,7 @@ bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
 	if (st->state != MROCE_STREAM_ACTIVE)
 		return false;
 	/* responses first: the peer's READs are blocking its completions */
-	if (resp_next(st, ref))
+	if (resp_next(st, MROCE_MIN(st->prm.mss, c->tx_mss), ref))
 		return true;
 	t = next_sendable(st);
 	if (!t)
@@ -279,7 +280,8 @@ bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
 	ref->attempt = t->attempt;
 	total = op_has_payload(t->m.op) ? t->m.len : 0;
 	ref->offset = t->sent;
-	ref->len = MROCE_MIN(st->prm.mss, total - t->sent);
+	ref->len = MROCE_MIN(MROCE_MIN(st->prm.mss, c->tx_mss),
+			     total - t->sent);
 	t->sent += ref->len;
 	if (t->sent == total) {
 		ref->flags = MROCE_TXE_LAST;

@@ -139,6 +139,7 @@ static bool poll_ctrl(struct mroce_conn *c, u64 now, void *buf,
 hello:
 	pkt.hello.nonce = c->nonce;
 	pkt.hello.max_paths = (u16)c->cfg.npaths;
+	pkt.hello.max_payload = (u16)c->tx_mss;
 	pkt.hello.dsn_window = c->cfg.dsn_window;
 	if (pkt.hdr.opcode == MROCE_OP_CONNECT) {
 		/* rto_init, then doubling: 1, 2, 4 ... times rto_init */
@@ -242,7 +243,7 @@ static void emit_data(struct mroce_conn *c, struct mroce_path *p,
 	 * with every packet an ACK lets out, and asking each time would turn
 	 * ACK coalescing off exactly when the fabric is congested.
 	 */
-	if ((!path_room(p, c->cfg.mss) || !conn_room(c, c->cfg.mss)) &&
+	if ((!path_room(p, c->tx_mss) || !conn_room(c, c->tx_mss)) &&
 	    !ackreq_pending(p)) {
 		pkt.hdr.flags |= MROCE_F_ACK_REQ;
 		p->ackreq_psn = pkt.hdr.psn;
@@ -319,9 +320,9 @@ static enum mroce_poll poll_data(struct mroce_conn *c, u64 now, void *buf,
 	while (!mroce_list_empty(&c->sched)) {
 		if (c->tx_dsn_nxt - c->tx_dsn_una >= c->tx_dsn_window)
 			return MROCE_POLL_IDLE;
-		if (!conn_room(c, c->cfg.mss))
+		if (!conn_room(c, c->tx_mss))
 			return MROCE_POLL_IDLE;
-		p = pick_path(c, c->cfg.mss, NULL);
+		p = pick_path(c, c->tx_mss, NULL);
 		if (!p)
 			return MROCE_POLL_IDLE;
 		st = mroce_list_entry(c->sched.next, struct mroce_stream, sched);

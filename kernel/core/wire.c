@@ -134,15 +134,17 @@ static enum mroce_wire_err decode_ext(const u8 *e, struct mroce_pkt *pkt)
 		pkt->hello.nonce = mroce_get_be64(e);
 		pkt->hello.echo_nonce = mroce_get_be64(e + 8);
 		pkt->hello.max_paths = mroce_get_be16(e + 16);
+		pkt->hello.max_payload = mroce_get_be16(e + 18);
 		pkt->hello.dsn_window = mroce_get_be32(e + 20);
-		if (mroce_get_be16(e + 18))
-			return MROCE_WIRE_RESERVED;
 		if (!pkt->hello.nonce || plen)
 			return plen ? MROCE_WIRE_LENGTH : MROCE_WIRE_FIELD;
 		if ((op == MROCE_OP_CONNECT) != !pkt->hello.echo_nonce)
 			return MROCE_WIRE_FIELD;
 		if (!pkt->hello.max_paths ||
 		    pkt->hello.max_paths > MROCE_MAX_PATHS)
+			return MROCE_WIRE_FIELD;
+		if (pkt->hello.max_payload &&
+		    pkt->hello.max_payload < MROCE_MIN_PAYLOAD)
 			return MROCE_WIRE_FIELD;
 		if (!is_pow2(pkt->hello.dsn_window) ||
 		    pkt->hello.dsn_window < MROCE_PATH_WINDOW ||
@@ -422,6 +424,7 @@ u32 mroce_wire_encode(const struct mroce_pkt *pkt, void *buf)
 		mroce_put_be64(pkt->hello.nonce, e);
 		mroce_put_be64(pkt->hello.echo_nonce, e + 8);
 		mroce_put_be16(pkt->hello.max_paths, e + 16);
+		mroce_put_be16(pkt->hello.max_payload, e + 18);
 		mroce_put_be32(pkt->hello.dsn_window, e + 20);
 		break;
 	case MROCE_OP_RESET:

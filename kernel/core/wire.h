@@ -24,6 +24,10 @@ extern "C" {
 #define MROCE_UDP_PORT		4797	/* default destination port */
 
 #define MROCE_MAX_PATHS		64	/* paths per connection */
+#define MROCE_MIN_PAYLOAD	256	/* smallest max_payload a hello states */
+#define MROCE_MAX_PAYLOAD	65535
+#define MROCE_DEFAULT_PAYLOAD	4096	/* what max_payload 0 means */
+#define MROCE_SAFE_PAYLOAD	1024	/* fits any Ethernet MTU: peer unknown */
 #define MROCE_PATH_WINDOW	256	/* packets in flight per path == SACK bits */
 #define MROCE_SACK_WORDS	(MROCE_PATH_WINDOW / 64)
 #define MROCE_DSN_WINDOW	16384	/* data sequence window per direction */
@@ -137,6 +141,7 @@ struct mroce_hello {
 	u64 nonce;	/* sender's instance nonce (non-zero) */
 	u64 echo_nonce;	/* ACCEPT: the CONNECT's nonce; CONNECT: 0 */
 	u16 max_paths;
+	u16 max_payload;	/* largest data payload it receives; 0: 4096 */
 	u32 dsn_window;
 };
 

@@ -914,7 +914,7 @@ void World::check_tx(const uint8_t *hdr, const mroce_tx &tx) {
   FUZZ_REQUIRE(tx.sport == c->paths[tx.path].sport, "sport is not the path's");
   FUZZ_REQUIRE(tx.src <= MROCE_SRC_READ, "payload source %u", tx.src);
   if (tx.src != MROCE_SRC_NONE)
-    FUZZ_REQUIRE(tx.len <= c->cfg.mss, "payload of %u > mss", tx.len);
+    FUZZ_REQUIRE(tx.len <= c->tx_mss, "payload of %u > tx_mss", tx.len);
   std::vector<uint8_t> b(tx.hdr_len + (tx.src == MROCE_SRC_NONE ? 0 : tx.len));
   std::memcpy(b.data(), hdr, tx.hdr_len);
   uint8_t *pay = b.data() + tx.hdr_len;

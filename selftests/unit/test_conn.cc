@@ -536,5 +536,75 @@ TEST(Handshake, DataOvertakingTheAcceptIsNotLost) {
   f.run([] { return false; }, 5'000'000);
   EXPECT_EQ(B.conn->npaths, 4u);
   EXPECT_NE(B.conn->peer_nonce, 0u);
+  EXPECT_EQ(B.conn->tx_mss, 1024u);  // payloads that fit any Ethernet MTU, then 1024
 }
+}  // namespace
+
+namespace {
+
+using namespace mroce::test;
+
+// Largest data payload each endpoint put on the wire, after a WRITE each
+// way and a READ from A, between endpoints of mss @ma and @mb.
+std::pair<uint32_t, uint32_t> largest_payloads(uint32_t ma, uint32_t mb) {
+  Fabric f{11};
+  for (int d = 0; d < 2; d++) {
+    f.routes[d].assign(4, Route{});
+    for (auto &r : f.routes[d]) r.gbps = 10;
+  }
+  f.add_endpoint(test_cfg(4, ma));
+  f.add_endpoint(test_cfg(4, mb));
+  EXPECT_TRUE(f.connect());
+  connect_qps(f, 1, 2, 65535);  // the QPs' path MTU does not limit
+  uint32_t largest[2] = {0, 0};
+  for (int e = 0; e < 2; e++)
+    f.ep(e).drop = [&largest, e](Endpoint &, const uint8_t *b, uint32_t n) {
+      mroce_pkt p;
+      if (mroce_wire_decode(b, n, &p) == MROCE_WIRE_OK)
+        largest[e] = std::max(largest[e], p.payload_len);
+      return false;
+    };
+  constexpr uint32_t kLen = 256 << 10;
+  uint32_t ka = f.ep(0).add_region(0, kLen), kb = f.ep(1).add_region(0, kLen);
+  std::vector<uint8_t> dst(kLen);
+  for (int e = 0; e < 2; e++) {
+    SendWr w;
+    w.msg.op = MROCE_OP_WRITE;
+    w.msg.cookie = 1;
+    w.msg.len = kLen;
+    w.msg.rkey = e ? ka : kb;
+    w.data.assign(kLen, 5);
+    Qp &q = e ? f.ep(1).qp(2) : f.ep(0).qp(1);
+    EXPECT_EQ(f.ep(e).post_send(q, std::move(w)), 0);
+  }
+  SendWr r;
+  r.msg.op = MROCE_OP_READ_REQ;
+  r.msg.cookie = 2;
+  r.msg.len = kLen;
+  r.msg.rkey = kb;
+  r.read_dst = dst.data();
+  r.read_len = kLen;
+  EXPECT_EQ(f.ep(0).post_send(f.ep(0).qp(1), std::move(r)), 0);
+  f.ep(0).drain(f.now);
+  f.ep(1).drain(f.now);
+  EXPECT_TRUE(f.run([&] {
+    return f.ep(0).qp(1).scq.size() == 2 && f.ep(1).qp(2).scq.size() == 1;
+  }, 500'000'000));
+  EXPECT_EQ(f.ep(0).conn->tx_mss, std::min(ma, mb));
+  EXPECT_EQ(f.ep(1).conn->tx_mss, std::min(ma, mb));
+  EXPECT_EQ(dst[kLen - 1], 5);
+  return {largest[0], largest[1]};
+}
+
+// Payload per packet is negotiated in the hello (max_payload): each end
+// sends at most what the other said it receives, jumbo frames included.
+TEST(Handshake, PayloadIsTheSmallerOfBothMaximums) {
+  auto both_jumbo = largest_payloads(8192, 8192);
+  EXPECT_EQ(both_jumbo.first, 8192u);
+  EXPECT_EQ(both_jumbo.second, 8192u);  // WRITE and READ response alike
+  auto mixed = largest_payloads(8192, 2048);
+  EXPECT_EQ(mixed.first, 2048u);
+  EXPECT_EQ(mixed.second, 2048u);
+}
+
 }  // namespace

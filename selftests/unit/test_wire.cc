@@ -93,10 +93,10 @@ TEST(Wire, EveryOpcodeRoundTrips) {
     switch (op) {
       case MROCE_OP_CONNECT:
         p.hdr.dst_conn = 0;
-        p.hello = {0x1234, 0, 8, 4096};
+        p.hello = {0x1234, 0, 8, 8192, 4096};
         break;
       case MROCE_OP_ACCEPT:
-        p.hello = {0x1234, 0x5678, 8, 4096};
+        p.hello = {0x1234, 0x5678, 8, 0, 4096};
         break;
       case MROCE_OP_RESET:
         p.reset.reason = MROCE_RESET_UNKNOWN_CONN;
@@ -294,10 +294,15 @@ TEST(Wire, RejectsBadAckLengthAndBlocks) {
 TEST(Wire, RejectsBadHello) {
   mroce_pkt p = base(MROCE_OP_CONNECT);
   p.hdr.dst_conn = 0;
-  p.hello = {1, 0, 8, 4096};
+  p.hello = {1, 0, 8, 9000, 4096};
   mroce_pkt d;
   auto b = encode(p);
   ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK);
+  EXPECT_EQ(d.hello.max_payload, 9000);
+  p.hello.max_payload = MROCE_MIN_PAYLOAD - 1;  // 0 (unstated) or >= 256
+  EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_FIELD);
+  p.hello.max_payload = 0;
+  EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_OK);
   p.hello.max_paths = 65;
   EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_FIELD);
   p.hello.max_paths = 8;
