@@ -365,6 +365,12 @@ const std::vector<Option> &options() {
        with([](Config &c, const std::string &v) -> std::string {
          return parse_u32(v, c.metaroce.dupthresh) ? "" : bad("a non-negative integer");
        })},
+      {"metaroce_init_window", "a connection's first window, packets (default 8)",
+       with([](Config &c, const std::string &v) -> std::string {
+         return parse_u32(v, c.metaroce.init_window) && c.metaroce.init_window
+                    ? ""
+                    : bad("a positive integer");
+       })},
       {"metaroce_health_epoch", "path health check period (core default 10ms)",
        with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.metaroce.health_epoch) ? "" : bad("a time");

@@ -180,7 +180,7 @@ MetaRoceTransport::MetaRoceTransport(TransportEnv &env, const MetaRoceParams &pa
   cfg_.npaths = params.paths;
   cfg_.mss = params.mtu;
   cfg_.init_cwnd = 16 * params.mtu;
-  cfg_.conn_init_cwnd = 64 * params.mtu;
+  cfg_.conn_init_cwnd = std::max<uint32_t>(params.init_window, 1) * params.mtu;
   cfg_.conn_max_cwnd = params.paths * MROCE_PATH_WINDOW * params.mtu;
   cfg_.pace_burst = 4 * params.mtu;
   if (params.rto_min)
