@@ -188,8 +188,9 @@ static void gone_check(struct mroce_conn *c, struct mroce_path *p,
 }
 
 /* One packet acknowledged; returns true if it was news. */
-static bool ent_acked(struct mroce_conn *c, struct mroce_path *p, u32 psn,
-		      u32 *bytes, struct ack_batch *b, u64 now)
+/* Per acknowledged packet: inlined into both loops of ack_path(). */
+static inline bool ent_acked(struct mroce_conn *c, struct mroce_path *p,
+			     u32 psn, u32 *bytes, struct ack_batch *b, u64 now)
 {
 	struct mroce_txent *e = mroce_path_ent(p, psn);
 
@@ -232,6 +233,7 @@ void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
 	u64 reo = p->rtt.srtt ? p->rtt.srtt + p->rtt.srtt / 4 : 0;
 	u32 highest = p->snd_high - 1, psn;
 	struct mroce_txent *e;
+	bool marked = false;
 	u64 age, due;
 
 	p->reo_at = 0;
@@ -251,9 +253,11 @@ void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
 			break;
 		}
 		mroce_path_mark_lost(c, p, e);
+		marked = true;
 	}
 	p->lost_scan = psn;
-	mroce_path_advance(p);
+	if (marked)
+		mroce_path_advance(p);
 }
 
 /*

@@ -45,9 +45,57 @@ static inline void mroce_ackq_add(struct mroce_conn *c,
 void mroce_waitq_arm(struct mroce_conn *c, struct mroce_stream *st, u64 at);
 
 /* ---- dsn.c: exactly-once bookkeeping ---- */
-bool mroce_dsn_tx_acked(const struct mroce_conn *c, u32 dsn);
+static inline bool mroce_bit_test(const u64 *bits, u32 n, u32 mask)
+{
+	n &= mask;
+	return bits[n / 64] >> (n % 64) & 1;
+}
+
+static inline void mroce_bit_set(u64 *bits, u32 n, u32 mask)
+{
+	n &= mask;
+	bits[n / 64] |= 1ull << (n % 64);
+}
+
+static inline void mroce_bit_clear(u64 *bits, u32 n, u32 mask)
+{
+	n &= mask;
+	bits[n / 64] &= ~(1ull << (n % 64));
+}
+
+#define MROCE_DSN_MASK	(MROCE_DSN_WINDOW - 1)
+
+/* The sender's window of acknowledged dsns; inline: once per packet acked. */
+static inline bool mroce_dsn_tx_acked(const struct mroce_conn *c, u32 dsn)
+{
+	if (mroce_seq_lt(dsn, c->tx_dsn_una))
+		return true;
+	if (!mroce_seq_lt(dsn, c->tx_dsn_nxt))
+		return false;
+	return mroce_bit_test(c->tx_dsn_acked, dsn, MROCE_DSN_MASK);
+}
+
 /* Returns true if @dsn was not acknowledged before. */
-bool mroce_dsn_tx_ack(struct mroce_conn *c, u32 dsn);
+static inline bool mroce_dsn_tx_ack(struct mroce_conn *c, u32 dsn)
+{
+	u32 d = dsn - c->tx_dsn_una;
+
+	/* outside [una, nxt) is old or never sent */
+	if (d >= c->tx_dsn_nxt - c->tx_dsn_una ||
+	    mroce_bit_test(c->tx_dsn_acked, dsn, MROCE_DSN_MASK))
+		return false;
+	if (d) {	/* una itself is still missing: nothing to advance */
+		mroce_bit_set(c->tx_dsn_acked, dsn, MROCE_DSN_MASK);
+		return true;
+	}
+	c->tx_dsn_una++;
+	while (c->tx_dsn_una != c->tx_dsn_nxt &&
+	       mroce_bit_test(c->tx_dsn_acked, c->tx_dsn_una, MROCE_DSN_MASK)) {
+		mroce_bit_clear(c->tx_dsn_acked, c->tx_dsn_una, MROCE_DSN_MASK);
+		c->tx_dsn_una++;
+	}
+	return true;
+}
 
 enum mroce_dsn_rx {
 	MROCE_DSN_NEW,
