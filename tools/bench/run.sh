@@ -10,7 +10,10 @@
 # (and results/bench/latest -> <stamp>).
 #
 #   tools/bench/run.sh [--seconds S] [--losses "0 0.1 1 10"]
-#                      [--drivers "rxe metaroce"] [--size BYTES]
+#                      [--drivers "rxe metaroce"] [--size BYTES] [--rps]
+#
+# --rps spreads each veth's receive work over every CPU by flow (RPS), as
+# a multi-queue NIC's RSS would; by default one CPU receives what it sent.
 #
 # perftest measures only the middle of a -D run, so compared figures use
 # -D 8 or more (the default).  Expect about 10 minutes.
@@ -20,13 +23,15 @@ seconds=8
 losses="0 0.1 1 10"
 drivers="rxe metaroce"
 size=65536
+rps=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--seconds) seconds=$2; shift 2 ;;
 	--losses) losses=$2; shift 2 ;;
 	--drivers) drivers=$2; shift 2 ;;
 	--size) size=$2; shift 2 ;;
-	-h | --help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--rps) rps=1; shift ;;
+	-h | --help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -45,12 +50,13 @@ fi
 stamp=$(date +%Y%m%d-%H%M%S)
 out=$top/results/bench/$stamp
 mkdir -p "$out"
-echo "bench: $drivers, loss $losses %, -D $seconds, $size-byte messages; output in $out"
+echo "bench: $drivers, loss $losses %, -D $seconds, $size-byte messages$([ "$rps" = 1 ] && echo ", RPS"); output in $out"
 
 rc=0
 "$vm" --timeout 60m --out "$out/vm" -- sh -c \
 	"BENCH_CSV=\$METAROCE_OUT/bench.csv BENCH_SECONDS=$seconds \
 	 BENCH_LOSSES='$losses' BENCH_DRIVERS='$drivers' BENCH_SIZE=$size \
+	 BENCH_RPS=$rps \
 	 tools/bench/vm_bench.sh" || rc=$?
 if [ ! -s "$out/vm/bench.csv" ]; then
 	echo "bench: the VM produced no measurements (exit $rc); see $out/vm" >&2

@@ -25,6 +25,15 @@ ksft_require_cmd ip tc rdma ib_write_bw ib_send_bw ib_write_lat iperf3
 mroce_use_provider || ksft_fail "provider not built"
 ksft_require_module veth sch_netem
 dp_initnet_net 9000
+if [ "${BENCH_RPS:-0}" = 1 ]; then
+	# every CPU, by flow hash: what a multi-queue NIC's RSS does
+	mask=$(printf '%x' $(((1 << $(nproc)) - 1)))
+	for dev in "$DP_IF_A" "$DP_IF_B"; do
+		echo "$mask" >"/sys/class/net/$dev/queues/rx-0/rps_cpus" ||
+			ksft_fail "RPS on $dev"
+	done
+	mroce_log "RPS on $DP_IF_A and $DP_IF_B: CPUs $mask"
+fi
 DP_PERFTEST_TIMEOUT=$((secs * 6 + 60))
 
 set_loss() {
