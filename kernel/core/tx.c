@@ -139,7 +139,7 @@ static bool poll_ctrl(struct mroce_conn *c, u64 now, void *buf,
 hello:
 	pkt.hello.nonce = c->nonce;
 	pkt.hello.max_paths = (u16)c->cfg.npaths;
-	pkt.hello.max_payload = (u16)c->tx_mss;
+	pkt.hello.max_payload = (u16)c->cfg.mss;	/* what we receive */
 	pkt.hello.dsn_window = c->cfg.dsn_window;
 	if (pkt.hdr.opcode == MROCE_OP_CONNECT) {
 		/* rto_init, then doubling: 1, 2, 4 ... times rto_init */

@@ -608,3 +608,40 @@ TEST(Handshake, PayloadIsTheSmallerOfBothMaximums) {
 }
 
 }  // namespace
+
+extern "C" {
+#include "internal.h"
+}
+
+namespace {
+
+using namespace mroce::test;
+
+// max_payload states what this end receives: its own mss, also after an
+// implicit accept has cut what it sends to 1024 until the ACCEPT comes.
+TEST(Handshake, HelloStatesWhatThisEndReceives) {
+  Fabric f{13};
+  for (int d = 0; d < 2; d++) f.routes[d].assign(1, Route{});
+  f.add_endpoint(test_cfg(1, 8192));
+  f.add_endpoint(test_cfg(1, 8192));
+  Endpoint &A = f.ep(0), &B = f.ep(1);
+  std::vector<uint16_t> stated;
+  B.drop = [&](Endpoint &, const uint8_t *b, uint32_t n) {
+    mroce_pkt p;
+    if (mroce_wire_decode(b, n, &p) == MROCE_WIRE_OK &&
+        p.hdr.opcode == MROCE_OP_CONNECT)
+      stated.push_back(p.hello.max_payload);
+    return true;  // nothing reaches A: B keeps asking
+  };
+  mroce_conn_open(B.conn, f.now);
+  B.drain(f.now);
+  mroce_hdr h{};
+  h.src_conn = A.conn->id;
+  mroce_conn_implicit_accept(B.conn, &h, f.now);
+  ASSERT_EQ(B.conn->tx_mss, uint32_t{MROCE_SAFE_PAYLOAD});
+  f.run([&] { return stated.size() >= 3; }, 1'000'000'000);
+  ASSERT_GE(stated.size(), 3u);
+  for (uint16_t v : stated) EXPECT_EQ(v, 8192);
+}
+
+}  // namespace
