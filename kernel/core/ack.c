@@ -37,6 +37,8 @@ void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
 
 	e->ref = *ref;
 	e->sent_ns = now;
+	if (p->snd_una == p->snd_nxt)
+		p->una_sent_ns = now;
 	e->state = MROCE_TXE_INFLIGHT;
 	e->reo = 0;
 	out_set(p, p->snd_nxt);
@@ -83,6 +85,8 @@ void mroce_path_advance(struct mroce_path *p)
 		e->state = MROCE_TXE_FREE;
 		p->snd_una++;
 	}
+	if (p->snd_una != p->snd_nxt)
+		p->una_sent_ns = mroce_path_ent(p, p->snd_una)->sent_ns;
 	if (mroce_seq_lt(p->snd_high, p->snd_una))
 		p->snd_high = p->snd_una;
 }

@@ -125,6 +125,7 @@ struct mroce_path {
 	u64 probe_at;		/* PROBING: next probe */
 	u64 epoch_start;	/* health epoch (loss / ECN telemetry) */
 	struct mroce_rtt rtt;
+	u64 una_sent_ns;	/* ring[snd_una].sent_ns while anything is out */
 
 	/* ---- sender half ---- */
 	u32 snd_nxt;		/* next psn to send */

@@ -62,14 +62,12 @@ static u64 tlp_timeout(const struct mroce_conn *c, const struct mroce_path *p)
 	return MROCE_MAX(t + c->cfg.ack_delay_ns, c->cfg.tlp_min_ns);
 }
 
+/* From the oldest packet out; una_sent_ns spares the scan the ring. */
 static u64 path_rto_at(const struct mroce_path *p)
 {
-	const struct mroce_txent *e;
-
 	if (!p->inflight_pkts)
 		return 0;
-	e = &p->ring[p->snd_una % MROCE_PATH_WINDOW];
-	return MROCE_MAX(e->sent_ns, p->last_ack_ns) + p->rtt.rto;
+	return MROCE_MAX(p->una_sent_ns, p->last_ack_ns) + p->rtt.rto;
 }
 
 static u64 path_tlp_at(const struct mroce_conn *c, const struct mroce_path *p)

@@ -1026,6 +1026,13 @@ void World::check_path(const mroce_path &p, uint32_t i, uint64_t *inflight) {
     FUZZ_REQUIRE(seq_lt(e.ref.dsn, c->tx_dsn_nxt) || !e.ref.st,
                  "path %u psn %u: dsn %u never allocated", i, psn, e.ref.dsn);
   }
+  FUZZ_REQUIRE(p.snd_una == p.snd_nxt ||
+                   p.una_sent_ns ==
+                       p.ring[p.snd_una % MROCE_PATH_WINDOW].sent_ns,
+               "path %u: una_sent_ns %llu, the ring's psn %u was sent at %llu",
+               i, static_cast<unsigned long long>(p.una_sent_ns), p.snd_una,
+               static_cast<unsigned long long>(
+                   p.ring[p.snd_una % MROCE_PATH_WINDOW].sent_ns));
   for (uint32_t pos = 0; pos < MROCE_PATH_WINDOW; pos++)
     FUZZ_REQUIRE(live[pos] || !ring_bit(p.out_bits, pos, 0xff),
                  "path %u: out bit %u set outside the window", i, pos);
