@@ -94,7 +94,12 @@ void mroce_peer_lock(struct mroce_peer *peer, struct mroce_batch *b)
 {
 	__skb_queue_head_init(&b->skbs);
 	INIT_LIST_HEAD(&b->cqs);
-	spin_lock_bh(&peer->lock);
+	local_bh_disable();
+	/* the connection's one lock: say how often two CPUs want it at once */
+	if (unlikely(!spin_trylock(&peer->lock))) {
+		mroce_count(peer->mdev, MROCE_CNT_PEER_LOCK_WAITS);
+		spin_lock(&peer->lock);
+	}
 	b->now = ktime_get_ns();
 	peer->batch = b;
 }
