@@ -217,6 +217,7 @@ struct mroce_conn {
 	u32 rate_hint;		/* from the peer, 1000 B/s; NONE = no limit */
 	u64 pace_next_ns;
 	u8 paced;		/* the pacer holds data back until pace_next_ns */
+	u8 pace_late_ok;	/* ... and was the last to: lateness may be caught up */
 
 	/* receiver: fair share among our senders (share.c) */
 	struct mroce_share *share;

@@ -189,7 +189,14 @@ static bool conn_room(const struct mroce_conn *c, u32 len)
 	return !c->inflight || c->inflight + len <= c->cc.cwnd;
 }
 
-/* Pacing to the receiver's hint: @len bytes leave at @now. */
+/*
+ * Pacing to the receiver's hint: @len bytes leave at @now.  A sender the
+ * pacer held back and that comes late (a coarse timer) may catch up by
+ * pace_burst at line rate.  One that a window or an empty queue held back
+ * may not: its clock starts now.  Catching up after a window opened put
+ * bursts above the hint on the wire, and in an incast the bursts kept the
+ * receiver's queue, its ECN marks and so the small windows going.
+ */
 static void pace(struct mroce_conn *c, u32 len, u64 now)
 {
 	u64 rate, burst, start;
@@ -197,7 +204,8 @@ static void pace(struct mroce_conn *c, u32 len, u64 now)
 	if (c->rate_hint == MROCE_RATE_NONE)
 		return;
 	rate = (u64)c->rate_hint * 1000;
-	burst = mroce_div64((u64)c->cfg.pace_burst * NS_PER_SEC, rate);
+	burst = c->pace_late_ok ?
+		mroce_div64((u64)c->cfg.pace_burst * NS_PER_SEC, rate) : 0;
 	start = c->pace_next_ns;
 	if (start + burst < now)
 		start = now - burst;
@@ -294,6 +302,7 @@ static enum mroce_poll poll_data(struct mroce_conn *c, u64 now, void *buf,
 	    (c->retx_head != c->retx_tail || !mroce_list_empty(&c->sched))) {
 		c->stats.pace_waits++;
 		c->paced = 1;
+		c->pace_late_ok = 1;
 		return MROCE_POLL_WAIT;
 	}
 
@@ -342,6 +351,8 @@ static enum mroce_poll poll_data(struct mroce_conn *c, u64 now, void *buf,
 enum mroce_poll mroce_conn_poll_tx(struct mroce_conn *c, u64 now, void *buf,
 				   u32 cap, struct mroce_tx *tx)
 {
+	enum mroce_poll r;
+
 	if (MROCE_WARN_ON(cap < MROCE_TX_BUF_MIN))
 		return MROCE_POLL_IDLE;
 	if (poll_ctrl(c, now, buf, tx))
@@ -355,5 +366,8 @@ enum mroce_poll mroce_conn_poll_tx(struct mroce_conn *c, u64 now, void *buf,
 			return MROCE_POLL_PACKET;
 		}
 	}
-	return poll_data(c, now, buf, tx);
+	r = poll_data(c, now, buf, tx);
+	if (r == MROCE_POLL_IDLE)
+		c->pace_late_ok = 0;	/* a window or no data holds it now */
+	return r;
 }

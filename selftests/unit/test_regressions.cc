@@ -461,3 +461,59 @@ TEST(Regression, AWindowLimitedSenderAsksForAnAckOncePerRoundTrip) {
 }
 
 }  // namespace
+
+// Simulator (16->1 incast with the receiver's hints): senders delivered 4
+// to 9 Gb/s around a 6 Gb/s share for ~0.8 ms.  A sender held back by its
+// window, not by the pacer, found its pacing clock in the past when an ACK
+// opened the window, and the pacer's catch-up allowance (pace_burst, meant
+// for a late pacing timer) let it put a burst above the hint on the wire:
+// the bursts kept the receiver's queue and its ECN marks going, the marks
+// kept the windows small, and the small windows made more bursts.  Fixed:
+// only a sender the pacer itself held back may catch up.
+TEST(Regression, AWindowLimitedSenderDoesNotBurstAboveTheHint) {
+  Fabric f{11};
+  for (int d = 0; d < 2; d++) {
+    f.routes[d].assign(1, Route{});
+    f.routes[d][0].delay_ns = 50'000;  // a 100-us round trip
+    f.routes[d][0].gbps = 100;
+  }
+  auto cfg = test_cfg(1, 1024);
+  // 4 packets per round trip (~40 MB/s): always below the hint
+  cfg.init_cwnd = cfg.conn_init_cwnd = cfg.conn_max_cwnd = 4 * 1024;
+  cfg.pace_burst = 4 * 1024;
+  f.add_endpoint(cfg);
+  Endpoint &B = f.add_endpoint(cfg);
+  constexpr uint64_t kCapacity = 125'000'000;  // 1 Gb/s: a packet per ~8.5 us
+  mroce_share_init(&B.share, kCapacity, 1'000'000, f.now);
+  ASSERT_TRUE(f.connect());
+  mroce_share_join(&B.share, B.conn);
+  B.share_on = true;
+  connect_qps(f, 1, 2);
+  std::vector<uint64_t> sent;  // data packets sent once the hint is known
+  f.ep(0).tap = [&](Endpoint &e, const uint8_t *b, uint32_t n) {
+    mroce_pkt p;
+    if (mroce_wire_decode(b, n, &p) == MROCE_WIRE_OK &&
+        p.hdr.opcode == MROCE_OP_WRITE && e.conn->rate_hint != MROCE_RATE_NONE)
+      sent.push_back(f.now);
+  };
+  constexpr uint32_t kLen = 64 * 1024;
+  uint32_t rkey = B.add_region(0, kLen);
+  SendWr w;
+  w.msg.op = MROCE_OP_WRITE;
+  w.msg.cookie = 1;
+  w.msg.len = kLen;
+  w.msg.rkey = rkey;
+  w.data.assign(kLen, 5);
+  ASSERT_EQ(f.ep(0).post_send(f.ep(0).qp(1), std::move(w)), 0);
+  f.ep(0).drain(f.now);
+  ASSERT_TRUE(
+      f.run([&] { return !f.ep(0).qp(1).scq.empty(); }, 1'000'000'000));
+  EXPECT_EQ(f.ep(0).qp(1).scq[0].status, MROCE_WC_OK);
+  ASSERT_GT(sent.size(), 16u);
+  // a packet (1024 + header bytes) at 1 Gb/s takes ~8.5 us
+  uint64_t min_gap = UINT64_MAX;
+  for (size_t i = 1; i < sent.size(); i++)
+    min_gap = std::min(min_gap, sent[i] - sent[i - 1]);
+  EXPECT_GE(min_gap, 8'000u) << "packets left " << min_gap
+                             << " ns apart at a 1 Gb/s hint";
+}
