@@ -12,6 +12,46 @@ using namespace mroce::test;
 
 namespace {
 
+// Two endpoints joined by one route of @delay_ns each way at 100 Gb/s, both
+// with @cfg, connected, QP 1 of endpoint 0 to QP 2 of endpoint 1.
+bool one_path_pair(Fabric &f, uint64_t delay_ns, const mroce_cfg &cfg,
+                   bool share_at_1 = false, uint64_t capacity = 0) {
+  for (int d = 0; d < 2; d++) {
+    f.routes[d].assign(1, Route{});
+    f.routes[d][0].delay_ns = delay_ns;
+    f.routes[d][0].gbps = 100;
+  }
+  f.add_endpoint(cfg);
+  Endpoint &b = f.add_endpoint(cfg);
+  if (share_at_1) mroce_share_init(&b.share, capacity, 1'000'000, f.now);
+  if (!f.connect()) return false;
+  if (share_at_1) {
+    mroce_share_join(&b.share, b.conn);
+    b.share_on = true;
+  }
+  connect_qps(f, 1, 2);
+  return true;
+}
+
+// A WRITE of @len bytes of @fill to region @rkey.
+SendWr one_write(uint32_t rkey, uint32_t len, uint8_t fill) {
+  SendWr w;
+  w.msg.op = MROCE_OP_WRITE;
+  w.msg.cookie = 1;
+  w.msg.len = len;
+  w.msg.rkey = rkey;
+  w.data.assign(len, fill);
+  return w;
+}
+
+// Post @w at endpoint 0 and run until its completion; false on a timeout.
+bool write_to_completion(Fabric &f, SendWr w, uint64_t limit_ns) {
+  if (f.ep(0).post_send(f.ep(0).qp(1), std::move(w))) return false;
+  f.ep(0).drain(f.now);
+  return f.run([&] { return !f.ep(0).qp(1).scq.empty(); }, limit_ns) &&
+         f.ep(0).qp(1).scq[0].status == MROCE_WC_OK;
+}
+
 struct Regress : ::testing::Test {
   Fabric f{3};
   void SetUp() override {
@@ -292,32 +332,14 @@ namespace {
 // Fixed: the packet that fills a window asks for an immediate ACK.
 TEST(Regression, SmallWindowDoesNotWaitForTheDelayedAck) {
   Fabric f{3};
-  for (int d = 0; d < 2; d++) {
-    f.routes[d].assign(1, Route{});
-    f.routes[d][0].delay_ns = 1'000;
-    f.routes[d][0].gbps = 100;
-  }
   auto cfg = test_cfg(1, 1024);
   cfg.init_cwnd = cfg.conn_init_cwnd = cfg.conn_max_cwnd = 2 * 1024;
   cfg.ack_delay_ns = 20'000;
-  f.add_endpoint(cfg);
-  f.add_endpoint(cfg);
-  ASSERT_TRUE(f.connect());
-  connect_qps(f, 1, 2);
+  ASSERT_TRUE(one_path_pair(f, 1'000, cfg));
   constexpr uint32_t kLen = 256 * 1024;
   uint32_t rkey = f.ep(1).add_region(0, kLen);
-  SendWr w;
-  w.msg.op = MROCE_OP_WRITE;
-  w.msg.cookie = 1;
-  w.msg.len = kLen;
-  w.msg.rkey = rkey;
-  w.data.assign(kLen, 7);
   uint64_t start = f.now;
-  ASSERT_EQ(f.ep(0).post_send(f.ep(0).qp(1), std::move(w)), 0);
-  f.ep(0).drain(f.now);
-  ASSERT_TRUE(
-      f.run([&] { return !f.ep(0).qp(1).scq.empty(); }, 1'000'000'000));
-  EXPECT_EQ(f.ep(0).qp(1).scq[0].status, MROCE_WC_OK);
+  ASSERT_TRUE(write_to_completion(f, one_write(rkey, kLen, 7), 1'000'000'000));
   // 128 windows of 2 packets; a round trip is ~2.3 us.  Waiting out the
   // ACK delay makes each ~22 us: ~2.8 ms instead of ~0.3 ms.
   EXPECT_LT(f.now - start, 1'000'000u)
@@ -385,18 +407,10 @@ struct AckCount {
 AckCount write_and_count(uint64_t delay_ns, uint32_t cwnd_pkts,
                          uint32_t lose_every, uint32_t len = 1 << 20) {
   Fabric f{5};
-  for (int d = 0; d < 2; d++) {
-    f.routes[d].assign(1, Route{});
-    f.routes[d][0].delay_ns = delay_ns;
-    f.routes[d][0].gbps = 100;
-  }
   auto cfg = test_cfg(1, 1024);
   // The connection's cap keeps the sender window-limited throughout.
   cfg.init_cwnd = cfg.conn_init_cwnd = cfg.conn_max_cwnd = cwnd_pkts * 1024;
-  f.add_endpoint(cfg);
-  f.add_endpoint(cfg);
-  EXPECT_TRUE(f.connect());
-  connect_qps(f, 1, 2);
+  EXPECT_TRUE(one_path_pair(f, delay_ns, cfg));
   uint32_t rkey = f.ep(1).add_region(0, len);
   AckCount n;
   uint64_t firsts = 0;
@@ -417,19 +431,8 @@ AckCount write_and_count(uint64_t delay_ns, uint32_t cwnd_pkts,
       n.acks++;
     return false;
   };
-  SendWr w;
-  w.msg.op = MROCE_OP_WRITE;
-  w.msg.cookie = 1;
-  w.msg.len = len;
-  w.msg.rkey = rkey;
-  w.data.assign(len, 3);
   uint64_t start = f.now;
-  EXPECT_EQ(f.ep(0).post_send(f.ep(0).qp(1), std::move(w)), 0);
-  f.ep(0).drain(f.now);
-  EXPECT_TRUE(
-      f.run([&] { return !f.ep(0).qp(1).scq.empty(); }, 2'000'000'000));
-  EXPECT_EQ(f.ep(0).qp(1).scq.empty() ? -1 : f.ep(0).qp(1).scq[0].status,
-            MROCE_WC_OK);
+  EXPECT_TRUE(write_to_completion(f, one_write(rkey, len, 3), 2'000'000'000));
   n.ns = f.now - start;
   return n;
 }
@@ -472,23 +475,12 @@ TEST(Regression, AWindowLimitedSenderAsksForAnAckOncePerRoundTrip) {
 // only a sender the pacer itself held back may catch up.
 TEST(Regression, AWindowLimitedSenderDoesNotBurstAboveTheHint) {
   Fabric f{11};
-  for (int d = 0; d < 2; d++) {
-    f.routes[d].assign(1, Route{});
-    f.routes[d][0].delay_ns = 50'000;  // a 100-us round trip
-    f.routes[d][0].gbps = 100;
-  }
   auto cfg = test_cfg(1, 1024);
   // 4 packets per round trip (~40 MB/s): always below the hint
   cfg.init_cwnd = cfg.conn_init_cwnd = cfg.conn_max_cwnd = 4 * 1024;
   cfg.pace_burst = 4 * 1024;
-  f.add_endpoint(cfg);
-  Endpoint &B = f.add_endpoint(cfg);
-  constexpr uint64_t kCapacity = 125'000'000;  // 1 Gb/s: a packet per ~8.5 us
-  mroce_share_init(&B.share, kCapacity, 1'000'000, f.now);
-  ASSERT_TRUE(f.connect());
-  mroce_share_join(&B.share, B.conn);
-  B.share_on = true;
-  connect_qps(f, 1, 2);
+  // a 100-us round trip; B's share of 1 Gb/s: a packet per ~8.5 us
+  ASSERT_TRUE(one_path_pair(f, 50'000, cfg, true, 125'000'000));
   std::vector<uint64_t> sent;  // data packets sent once the hint is known
   f.ep(0).tap = [&](Endpoint &e, const uint8_t *b, uint32_t n) {
     mroce_pkt p;
@@ -497,18 +489,8 @@ TEST(Regression, AWindowLimitedSenderDoesNotBurstAboveTheHint) {
       sent.push_back(f.now);
   };
   constexpr uint32_t kLen = 64 * 1024;
-  uint32_t rkey = B.add_region(0, kLen);
-  SendWr w;
-  w.msg.op = MROCE_OP_WRITE;
-  w.msg.cookie = 1;
-  w.msg.len = kLen;
-  w.msg.rkey = rkey;
-  w.data.assign(kLen, 5);
-  ASSERT_EQ(f.ep(0).post_send(f.ep(0).qp(1), std::move(w)), 0);
-  f.ep(0).drain(f.now);
-  ASSERT_TRUE(
-      f.run([&] { return !f.ep(0).qp(1).scq.empty(); }, 1'000'000'000));
-  EXPECT_EQ(f.ep(0).qp(1).scq[0].status, MROCE_WC_OK);
+  uint32_t rkey = f.ep(1).add_region(0, kLen);
+  ASSERT_TRUE(write_to_completion(f, one_write(rkey, kLen, 5), 1'000'000'000));
   ASSERT_GT(sent.size(), 16u);
   // a packet (1024 + header bytes) at 1 Gb/s takes ~8.5 us
   uint64_t min_gap = UINT64_MAX;
