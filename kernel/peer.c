@@ -56,19 +56,17 @@ static void peer_arm(struct mroce_peer *p, u64 now)
 
 	if (p->more_tx)
 		at = now;
-	if (!at) {
-		if (p->timer_at) {
-			hrtimer_try_to_cancel(&p->timer);
-			p->timer_at = 0;
-		}
-		return;
-	}
 	/*
-	 * A timer due no later than the new deadline stays: it fires early,
-	 * finds nothing due and re-arms.  Deadlines move later with nearly
-	 * every packet (RTO, probes); re-arming each time would reprogram
-	 * the timer per packet.
+	 * Nothing due: a pending timer is not cancelled, it fires, finds
+	 * nothing and stops.  A timer due no later than the new deadline
+	 * stays too: it fires early, finds nothing due and re-arms.
+	 * Deadlines come and go with nearly every packet (an RTO while data
+	 * is out, none once it is acknowledged); following each would
+	 * reprogram the timer twice per round trip of a ping-pong, under the
+	 * lock the other side's doorbell waits for.
 	 */
+	if (!at)
+		return;
 	if (p->timer_at && p->timer_at <= at && p->timer_at > now)
 		return;
 	p->timer_at = at;
