@@ -6,20 +6,38 @@ Input: CSV rows driver,loss_pct,test,value,unit,status.  The table has one
 row per (test, loss): MetaRoCE, rxe, TCP, and the ratios metaroce/rxe,
 metaroce/TCP (bandwidth tests) and lossy/lossless (MetaRoCE's value at this
 loss over its value at 0 %).  For latency lower is better, so a
-metaroce/rxe ratio below 1 favours MetaRoCE there.
+metaroce/rxe ratio below 1 favours MetaRoCE there.  With several rounds
+(run.sh --repeat) every figure is the median of its rounds, and a last
+column gives the range of the rounds' metaroce/rxe ratios.
 """
 import argparse
 import csv
+import statistics
 import sys
 
 
 def load(path):
-    data = {}
+    """(driver, loss, test) -> the values of every round, in order."""
+    rounds = {}
     for r in csv.DictReader(open(path)):
         if r["status"] != "ok" or not r["value"]:
             continue
-        data[(r["driver"], r["loss_pct"], r["test"])] = float(r["value"])
-    return data
+        rounds.setdefault((r["driver"], r["loss_pct"], r["test"]), []).append(float(r["value"]))
+    return rounds
+
+
+def medians(rounds):
+    return {k: statistics.median(v) for k, v in rounds.items()}
+
+
+def ratio_range(rounds, loss, test):
+    """min..max of metaroce/rxe over the rounds both completed."""
+    mr = rounds.get(("metaroce", loss, test), [])
+    rx = rounds.get(("rxe", loss, test), [])
+    rs = [a / b for a, b in zip(mr, rx) if b]
+    if len(rs) < 2:
+        return "-"
+    return f"{min(rs):.2f}..{max(rs):.2f}"
 
 
 def ratio(a, b):
@@ -32,11 +50,14 @@ def fmt(v):
     return "fail" if v is None else f"{v:.2f}"
 
 
-def table(data, losses):
+def table(rounds, losses):
+    data = medians(rounds)
+    nrounds = max((len(v) for v in rounds.values()), default=1)
     tcp = {l: data.get(("tcp", l, "iperf3")) for l in losses}
     lines = []
     hdr = (f"{'test':<13} {'loss %':>6} {'metaroce':>10} {'rxe':>10} {'tcp':>10}"
-           f" {'mr/rxe':>7} {'mr/tcp':>7} {'lossy/0%':>8}")
+           f" {'mr/rxe':>7} {'mr/tcp':>7} {'lossy/0%':>8}"
+           + (f" {'mr/rxe range':>12}" if nrounds > 1 else ""))
     lines.append(hdr)
     lines.append("-" * len(hdr))
     for test, unit in (("ib_write_bw", "MB/s"), ("ib_send_bw", "MB/s"),
@@ -50,10 +71,12 @@ def table(data, losses):
                 f"{test:<13} {l:>6} {fmt(mr):>10} {fmt(rx):>10}"
                 f" {(fmt(t) if unit == 'MB/s' else '-'):>10}"
                 f" {ratio(mr, rx):>7} {(ratio(mr, t) if unit == 'MB/s' else '-'):>7}"
-                f" {ratio(mr, base):>8}")
+                f" {ratio(mr, base):>8}"
+                + (f" {ratio_range(rounds, l, test):>12}" if nrounds > 1 else ""))
         lines.append("")
     lines.append("bandwidth in MB/s (perftest average, iperf3 received), "
-                 "latency in usec (ib_write_lat average)")
+                 "latency in usec (ib_write_lat average)"
+                 + (f"; medians of {nrounds} rounds" if nrounds > 1 else ""))
     return "\n".join(lines)
 
 
@@ -93,7 +116,7 @@ def main():
     ap.add_argument("--table")
     ap.add_argument("--plot")
     a = ap.parse_args()
-    data = load(a.csv)
+    rounds = load(a.csv)
     losses = []
     for r in csv.DictReader(open(a.csv)):
         if r["loss_pct"] not in ("-", "") and r["loss_pct"] not in losses:
@@ -101,12 +124,12 @@ def main():
     if not losses:
         print("report: no measurements", file=sys.stderr)
         return 1
-    t = table(data, losses)
+    t = table(rounds, losses)
     print(t)
     if a.table:
         open(a.table, "w").write(t + "\n")
     if a.plot:
-        plot(data, losses, a.plot)
+        plot(medians(rounds), losses, a.plot)
     return 0
 
 

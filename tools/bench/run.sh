@@ -11,6 +11,12 @@
 #
 #   tools/bench/run.sh [--seconds S] [--losses "0 0.1 1 10"]
 #                      [--drivers "rxe metaroce"] [--size BYTES] [--rps]
+#                      [--repeat N]
+#
+# --repeat N measures everything N times in rounds (rxe, MetaRoCE, TCP,
+# then again), so a drift of the shared host hits every driver alike; the
+# table shows each figure's median and how far the rounds spread.  Single
+# TCG runs vary by about +-30%.
 #
 # --rps spreads each veth's receive work over every CPU by flow (RPS), as
 # a multi-queue NIC's RSS would; by default one CPU receives what it sent.
@@ -24,6 +30,7 @@ losses="0 0.1 1 10"
 drivers="rxe metaroce"
 size=65536
 rps=0
+repeat=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--seconds) seconds=$2; shift 2 ;;
@@ -31,10 +38,14 @@ while [ $# -gt 0 ]; do
 	--drivers) drivers=$2; shift 2 ;;
 	--size) size=$2; shift 2 ;;
 	--rps) rps=1; shift ;;
+	--repeat) repeat=$2; shift 2 ;;
 	-h | --help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
+case $repeat in
+'' | *[!0-9]* | 0) echo "run.sh: --repeat takes a positive number" >&2; exit 2 ;;
+esac
 [ "$seconds" -ge 8 ] || echo "run.sh: -D $seconds < 8: figures are not comparable" >&2
 
 cd "$top"
@@ -50,13 +61,13 @@ fi
 stamp=$(date +%Y%m%d-%H%M%S)
 out=$top/results/bench/$stamp
 mkdir -p "$out"
-echo "bench: $drivers, loss $losses %, -D $seconds, $size-byte messages$([ "$rps" = 1 ] && echo ", RPS"); output in $out"
+echo "bench: $drivers, loss $losses %, -D $seconds, $size-byte messages$([ "$rps" = 1 ] && echo ", RPS")$([ "$repeat" -gt 1 ] && echo ", $repeat rounds"); output in $out"
 
 rc=0
 "$vm" --timeout 60m --out "$out/vm" -- sh -c \
 	"BENCH_CSV=\$METAROCE_OUT/bench.csv BENCH_SECONDS=$seconds \
 	 BENCH_LOSSES='$losses' BENCH_DRIVERS='$drivers' BENCH_SIZE=$size \
-	 BENCH_RPS=$rps \
+	 BENCH_RPS=$rps BENCH_REPEAT=$repeat \
 	 tools/bench/vm_bench.sh" || rc=$?
 if [ ! -s "$out/vm/bench.csv" ]; then
 	echo "bench: the VM produced no measurements (exit $rc); see $out/vm" >&2

@@ -11,6 +11,7 @@
 # and ib_send_bw (64 KiB, -D), ib_write_lat (64 B, -D); then iperf3 TCP over
 # the same path.  Rows go to $BENCH_CSV as they are measured:
 #   driver,loss_pct,test,value,unit,status
+# BENCH_REPEAT=N runs N such rounds (one row per measurement and round).
 . "$METAROCE_ROOT/selftests/verbs/datapath_lib.sh"
 
 csv=${BENCH_CSV:?}
@@ -18,6 +19,7 @@ secs=${BENCH_SECONDS:-8}
 losses=${BENCH_LOSSES:-0 0.1 1 10}
 drivers=${BENCH_DRIVERS:-rxe metaroce}
 size=${BENCH_SIZE:-65536}
+repeat=${BENCH_REPEAT:-1}
 echo "driver,loss_pct,test,value,unit,status" >"$csv"
 
 ksft_require_root
@@ -49,39 +51,58 @@ row() {
 	mroce_log "$1 loss $2%: $3 = ${4:-n/a} $5 ($6)"
 }
 
-for drv in $drivers; do
-	# A driver that cannot run here (module missing, no datapath) is
-	# recorded as such; the other one still runs.
-	if ! (dp_initnet_devs "$drv" >"$DP_OUT/devs-$drv.log" 2>&1 &&
-		dp_initnet_devs_del); then
-		cat "$DP_OUT/devs-$drv.log"
-		row "$drv" - setup "" "" unavailable
-		dp_initnet_devs_del
-		continue
-	fi
-	dp_initnet_devs "$drv"
-	for loss in $losses; do
-		set_loss "$loss"
-		for t in ib_write_bw ib_send_bw; do
-			if dp_perftest "bench_${drv}_${loss}_$t" "$t" -s "$size" \
-				-q 1 -D "$secs"; then
-				row "$drv" "$loss" "$t" "$DP_BW" MB/s ok
+# One round: each driver over every loss, then TCP.
+bench_drivers() {
+	for drv in $drivers; do
+		# A driver that cannot run here (module missing, no datapath) is
+		# recorded as such; the other one still runs.
+		if ! (dp_initnet_devs "$drv" >"$DP_OUT/devs-$drv.log" 2>&1 &&
+			dp_initnet_devs_del); then
+			cat "$DP_OUT/devs-$drv.log"
+			row "$drv" - setup "" "" unavailable
+			dp_initnet_devs_del
+			continue
+		fi
+		dp_initnet_devs "$drv"
+		for loss in $losses; do
+			set_loss "$loss"
+			for t in ib_write_bw ib_send_bw; do
+				if dp_perftest "bench_r${round}_${drv}_${loss}_$t" "$t" -s "$size" \
+					-q 1 -D "$secs"; then
+					row "$drv" "$loss" "$t" "$DP_BW" MB/s ok
+				else
+					row "$drv" "$loss" "$t" "" MB/s failed
+				fi
+			done
+			if dp_perftest "bench_r${round}_${drv}_${loss}_lat" ib_write_lat -s 64 \
+				-D "$secs"; then
+				# -D runs report the average in the "typical" column's place.
+				row "$drv" "$loss" ib_write_lat "$DP_LAT" usec ok
 			else
-				row "$drv" "$loss" "$t" "" MB/s failed
+				row "$drv" "$loss" ib_write_lat "" usec failed
 			fi
 		done
-		if dp_perftest "bench_${drv}_${loss}_lat" ib_write_lat -s 64 \
-			-D "$secs"; then
-			# -D runs report the average in the "typical" column's place.
-			row "$drv" "$loss" ib_write_lat "$DP_LAT" usec ok
+		dp_counters "$DP_DEV_A"
+		dp_netem
+		dp_initnet_devs_del
+	done
+}
+
+bench_tcp() {
+	for loss in $losses; do
+		set_loss "$loss"
+		if out=$(timeout $((secs + 30)) iperf3 -c "$DP_IP_B" -B "$DP_IP_A" \
+			-p 5299 -t "$secs" -J 2>&1); then
+			bps=$(printf '%s' "$out" | python3 -c \
+				'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"])' \
+				2>/dev/null)
+			mbs=$(awk -v b="${bps:-0}" 'BEGIN { printf "%.2f", b / 8 / 1e6 }')
+			row tcp "$loss" iperf3 "$mbs" MB/s ok
 		else
-			row "$drv" "$loss" ib_write_lat "" usec failed
+			row tcp "$loss" iperf3 "" MB/s failed
 		fi
 	done
-	dp_counters "$DP_DEV_A"
-	dp_netem
-	dp_initnet_devs_del
-done
+}
 
 # TCP reference over the same path (policy routing applies to it too).
 pidfile=$DP_OUT/iperf3.pid
@@ -90,18 +111,11 @@ iperf3 -s -B "$DP_IP_B" -p 5299 -D -I "$pidfile" \
 # shellcheck disable=SC2016 # expanded when the cleanup runs
 mroce_defer 'kill "$(cat '"$pidfile"')"'
 mroce_wait_for 10 sh -c "ss -ltnH | grep -q ':5299 '"
-for loss in $losses; do
-	set_loss "$loss"
-	if out=$(timeout $((secs + 30)) iperf3 -c "$DP_IP_B" -B "$DP_IP_A" \
-		-p 5299 -t "$secs" -J 2>&1); then
-		bps=$(printf '%s' "$out" | python3 -c \
-			'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"])' \
-			2>/dev/null)
-		mbs=$(awk -v b="${bps:-0}" 'BEGIN { printf "%.2f", b / 8 / 1e6 }')
-		row tcp "$loss" iperf3 "$mbs" MB/s ok
-	else
-		row tcp "$loss" iperf3 "" MB/s failed
-	fi
+
+for round in $(seq "$repeat"); do
+	if [ "$repeat" -gt 1 ]; then mroce_log "round $round of $repeat"; fi
+	bench_drivers
+	bench_tcp
 done
 dp_netem
 exit 0
