@@ -63,7 +63,7 @@ u32 mroce_max_payload(unsigned int ndev_mtu)
 
 	if (ndev_mtu < MROCE_WIRE_OVERHEAD + MROCE_MIN_PAYLOAD)
 		return 0;
-	room = min_t(u32, ndev_mtu - MROCE_WIRE_OVERHEAD, 65535);
+	room = min_t(u32, ndev_mtu - MROCE_WIRE_OVERHEAD, MROCE_MAX_PAYLOAD);
 	if (cap)
 		room = min_t(u32, room, max_t(u32, cap, MROCE_MIN_PAYLOAD));
 	return room >= 1024 ? rounddown(room, 1024) : rounddown(room, 256);

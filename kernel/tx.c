@@ -96,7 +96,7 @@ static int payload_copy(struct mroce_peer *p, const struct mroce_tx *tx,
 }
 
 /* A jumbo payload spans this many page fragments at most. */
-#define MROCE_TX_FRAGS	DIV_ROUND_UP(65535, PAGE_SIZE)
+#define MROCE_TX_FRAGS	DIV_ROUND_UP(MROCE_MAX_PAYLOAD, PAGE_SIZE)
 
 static struct sk_buff *tx_build_skb(struct mroce_peer *p,
 				    const struct mroce_tx *tx)

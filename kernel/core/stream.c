@@ -261,13 +261,14 @@ static bool resp_next(struct mroce_stream *st, u32 mss,
 bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
 		       struct mroce_pktref *ref)
 {
+	u32 mss = MROCE_MIN(st->prm.mss, c->tx_mss);	/* QP's and connection's */
 	struct mroce_txmsg *t;
 	u32 total;
 
 	if (st->state != MROCE_STREAM_ACTIVE)
 		return false;
 	/* responses first: the peer's READs are blocking its completions */
-	if (resp_next(st, MROCE_MIN(st->prm.mss, c->tx_mss), ref))
+	if (resp_next(st, mss, ref))
 		return true;
 	t = next_sendable(st);
 	if (!t)
@@ -280,8 +281,7 @@ bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
 	ref->attempt = t->attempt;
 	total = op_has_payload(t->m.op) ? t->m.len : 0;
 	ref->offset = t->sent;
-	ref->len = MROCE_MIN(MROCE_MIN(st->prm.mss, c->tx_mss),
-			     total - t->sent);
+	ref->len = MROCE_MIN(mss, total - t->sent);
 	t->sent += ref->len;
 	if (t->sent == total) {
 		ref->flags = MROCE_TXE_LAST;

@@ -9,6 +9,10 @@
 
 #include "harness.h"
 
+extern "C" {
+#include "internal.h"  // mroce_conn_implicit_accept
+}
+
 using namespace mroce::test;
 
 namespace {
@@ -609,13 +613,7 @@ TEST(Handshake, PayloadIsTheSmallerOfBothMaximums) {
 
 }  // namespace
 
-extern "C" {
-#include "internal.h"
-}
-
 namespace {
-
-using namespace mroce::test;
 
 // max_payload states what this end receives: its own mss, also after an
 // implicit accept has cut what it sends to 1024 until the ACCEPT comes.

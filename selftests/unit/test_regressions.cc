@@ -13,9 +13,10 @@ using namespace mroce::test;
 namespace {
 
 // Two endpoints joined by one route of @delay_ns each way at 100 Gb/s, both
-// with @cfg, connected, QP 1 of endpoint 0 to QP 2 of endpoint 1.
+// with @cfg, connected, QP 1 of endpoint 0 to QP 2 of endpoint 1.  A
+// non-zero @share_capacity (bytes/s) gives endpoint 1 a receiver fair share.
 bool one_path_pair(Fabric &f, uint64_t delay_ns, const mroce_cfg &cfg,
-                   bool share_at_1 = false, uint64_t capacity = 0) {
+                   uint64_t share_capacity = 0) {
   for (int d = 0; d < 2; d++) {
     f.routes[d].assign(1, Route{});
     f.routes[d][0].delay_ns = delay_ns;
@@ -23,9 +24,10 @@ bool one_path_pair(Fabric &f, uint64_t delay_ns, const mroce_cfg &cfg,
   }
   f.add_endpoint(cfg);
   Endpoint &b = f.add_endpoint(cfg);
-  if (share_at_1) mroce_share_init(&b.share, capacity, 1'000'000, f.now);
+  if (share_capacity)
+    mroce_share_init(&b.share, share_capacity, 1'000'000, f.now);
   if (!f.connect()) return false;
-  if (share_at_1) {
+  if (share_capacity) {
     mroce_share_join(&b.share, b.conn);
     b.share_on = true;
   }
@@ -481,7 +483,7 @@ TEST(Regression, AWindowLimitedSenderDoesNotBurstAboveTheHint) {
   cfg.init_cwnd = cfg.conn_init_cwnd = cfg.conn_max_cwnd = 4 * 1024;
   cfg.pace_burst = 4 * 1024;
   // a 100-us round trip; B's share of 1 Gb/s: a packet per ~8.5 us
-  ASSERT_TRUE(one_path_pair(f, 50'000, cfg, true, 125'000'000));
+  ASSERT_TRUE(one_path_pair(f, 50'000, cfg, 125'000'000));
   std::vector<uint64_t> sent;  // data packets sent once the hint is known
   f.ep(0).tap = [&](Endpoint &e, const uint8_t *b, uint32_t n) {
     mroce_pkt p;
