@@ -50,24 +50,24 @@ struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
 	return NULL;
 }
 
-static void peer_arm(struct mroce_peer *p, u64 now)
+static void peer_arm(struct mroce_peer *p, u64 now, u64 at)
 {
-	u64 at = mroce_conn_next_timer(p->conn);
-
 	if (p->more_tx)
 		at = now;
 	/*
 	 * Nothing due: a pending timer is not cancelled, it fires, finds
 	 * nothing and stops.  A timer due no later than the new deadline
-	 * stays too: it fires early, finds nothing due and re-arms.
-	 * Deadlines come and go with nearly every packet (an RTO while data
-	 * is out, none once it is acknowledged); following each would
-	 * reprogram the timer twice per round trip of a ping-pong, under the
-	 * lock the other side's doorbell waits for.
+	 * stays too, even one already overdue (its softirq has not run yet):
+	 * it fires early, finds nothing due and re-arms.  Deadlines come and
+	 * go with nearly every packet (an RTO while data is out, none once
+	 * it is acknowledged); following each would reprogram the timer
+	 * twice per round trip of a ping-pong, under the lock the other
+	 * side's doorbell waits for, and re-arming an overdue soft timer
+	 * raises a timer interrupt at once, every time.
 	 */
 	if (!at)
 		return;
-	if (p->timer_at && p->timer_at <= at && p->timer_at > now)
+	if (p->timer_at && p->timer_at <= at)
 		return;
 	p->timer_at = at;
 	hrtimer_start_range_ns(&p->timer, ns_to_ktime(at), mroce_timer_slack_ns,
@@ -134,13 +134,27 @@ static void peer_settle(struct mroce_peer *p, struct mroce_batch *b)
 void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
 {
 	bool xmit = false;
+	u64 at;
 
 	peer_settle(peer, b);
 	if (!peer->dead) {
 		mroce_peer_drain(peer, b);
 		/* a payload that could not be copied fails its QP */
 		peer_settle(peer, b);
-		peer_arm(peer, b->now);
+		at = mroce_conn_next_timer(peer->conn);
+		/*
+		 * A deadline that passed is served here, by whoever holds the
+		 * lock, rather than by the timer: a soft hrtimer waits for its
+		 * softirq, which a busy CPU defers to ksoftirqd, which waits
+		 * behind the busy task for milliseconds.
+		 */
+		if (at && at <= b->now && !peer->more_tx) {
+			mroce_conn_on_timer(peer->conn, b->now);
+			mroce_peer_drain(peer, b);
+			peer_settle(peer, b);
+			at = mroce_conn_next_timer(peer->conn);
+		}
+		peer_arm(peer, b->now, at);
 	}
 	peer->batch = NULL;
 	if (!skb_queue_empty(&b->skbs)) {
