@@ -343,6 +343,15 @@ const std::vector<Option> &options() {
          c.timeline_links.push_back(name);
          return "";
        })},
+      {"timeline_queues", "0|1: the watched links' output queues (bytes) at every interval's end",
+       with([](Config &c, const std::string &v) -> std::string {
+         return parse_bool(v, c.timeline_queues) ? "" : bad("0 or 1");
+       })},
+      {"timeline_senders",
+       "0|1: the timeline also logs every sender's departures and pacing/window state",
+       with([](Config &c, const std::string &v) -> std::string {
+         return parse_bool(v, c.timeline_senders) ? "" : bad("0 or 1");
+       })},
       // --- MetaRoCE (the protocol core's knobs; 0 keeps the core default) ---
       {"metaroce_rto_min", "path RTO floor (default 200us; 0 = core default 1ms)",
        with([](Config &c, const std::string &v) -> std::string {
@@ -605,8 +614,10 @@ std::string validate(Config &c) {
   for (const LinkLoss &l : c.link_losses)
     if (!(l.loss >= 0.0 && l.loss < 1.0))
       return "link_loss fraction must be in [0, 1)";
-  if ((c.timeline_flows || !c.timeline_links.empty()) && !c.timeline)
-    return "timeline_flows and timeline_link need a timeline interval";
+  if ((c.timeline_flows || !c.timeline_links.empty() || c.timeline_senders) && !c.timeline)
+    return "timeline_flows, timeline_link and timeline_senders need a timeline interval";
+  if (c.timeline_queues && c.timeline_links.empty())
+    return "timeline_queues needs a watched link (timeline_link)";
   if (c.timeline && c.timeline < 100 * kNs)
     return "timeline interval must be at least 100ns";
   const RoceV2Params &r = c.rocev2;

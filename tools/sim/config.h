@@ -56,6 +56,8 @@ struct Config {
   Time timeline = 0;                       // time-series interval; 0 = none
   bool timeline_flows = false;             // also per (src, dst) host pair
   std::vector<std::string> timeline_links; // wire bytes per interval of these links
+  bool timeline_queues = false;            // and their output queues at every interval's end
+  bool timeline_senders = false;           // log of every sender's departures and state
 
   uint32_t effective_qps_per_pair() const { return qps_per_pair ? qps_per_pair : topo.planes; }
 };

@@ -433,7 +433,31 @@ void MetaRoceTransport::arm(Conn *k, bool timer_ran) {
   env_.set_timer(at * kNs, static_cast<uint64_t>(k->c->id - 1));
 }
 
+SenderState MetaRoceTransport::sender_state(const mroce_conn &c) const {
+  SenderState s;
+  const uint32_t mss = c.tx_mss ? c.tx_mss : params_.mtu;
+  if (c.rate_hint != MROCE_RATE_NONE) {
+    // The pacer spaces packets by (payload + MROCE_HDR_LEN) / hint (tx.c).
+    s.hint = c.rate_hint;
+    s.pace_Bps = uint64_t{c.rate_hint} * 1000 * mss / (mss + MROCE_HDR_LEN);
+  }
+  uint64_t sum = 0, n = 0;
+  for (uint32_t i = 0; i < c.npaths; ++i)
+    if (c.paths[i].rtt.srtt) {
+      sum += c.paths[i].rtt.srtt;
+      ++n;
+    }
+  s.srtt_ns = n ? sum / n : 0;
+  s.cwnd = c.cc.cwnd;
+  s.inflight = c.inflight;
+  s.window_Bps = s.srtt_ns ? s.cwnd * 1000000000ull / s.srtt_ns : 0;
+  s.acks = c.stats.rx_acks;
+  return s;
+}
+
 void MetaRoceTransport::after_core(Conn *k, bool timer_ran) {
+  if (trace_)
+    trace_->state(env_.now(), env_.host_id(), k->peer, sender_state(*k->c));
   while (!pending_flush_.empty()) {
     Stream *s = pending_flush_.back();
     pending_flush_.pop_back();
@@ -607,6 +631,8 @@ TxResult MetaRoceTransport::poll_tx(uint32_t port, bool data_allowed, Packet &ou
     }
     k->ready = true;
     ready_.push_back(k);
+    if (trace_ && tx.len)
+      trace_->departure(env_.now(), env_.host_id(), k->peer, tx.len, sender_state(*k->c));
     if (k->c->stats.tx_retx != retx_before) {
       ++env_.stats().packets_retransmitted;
       env_.stats().bytes_retransmitted += tx.len;

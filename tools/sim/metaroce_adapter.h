@@ -18,6 +18,7 @@
 #pragma once
 
 #include "sim_time.h"
+#include "timeline.h"
 #include "transport.h"
 
 extern "C" {
@@ -76,11 +77,14 @@ public:
   void on_timer(uint64_t cookie) override;
   TxResult poll_tx(uint32_t port, bool data_allowed, Packet &out) override;
   void report(TransportCounters &c) const override;
+  void set_sender_trace(SenderTrace *t) override { trace_ = t; }
 
   // Introspection for tests.
   size_t num_connections() const { return conns_.size(); }
   const mroce_conn &connection(uint32_t i) const;
   const mroce_share &share() const { return share_; }
+  // What connection `k` enforces now (for --timeline_senders).
+  SenderState sender_state(const mroce_conn &c) const;
 
   // Internal, used by the core callbacks and the directory.
   struct Conn;
@@ -116,6 +120,7 @@ private:
   TransportEnv &env_;
   MetaRoceParams params_;
   MetaRoceDirectory *dir_;
+  SenderTrace *trace_ = nullptr; // --timeline_senders
   mroce_cfg cfg_{};
   mroce_share share_{};
   bool share_armed_ = false;

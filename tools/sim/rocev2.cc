@@ -1,6 +1,7 @@
 #include "rocev2.h"
 
 #include "rng.h"
+#include "timeline.h"
 
 #include <algorithm>
 
@@ -176,6 +177,15 @@ void RoceV2Transport::build_data(uint32_t qi, Packet &out, Time now) {
     const double rate = q.cc.rate(now);
     const auto line = static_cast<double>(env_.port_rate_bps(q.port));
     q.next_tx = rate < line ? now + static_cast<Time>(out.wire_bytes * 8.0 * kSec / rate) : now;
+    if (trace_) {
+      // The DCQCN rate in payload bytes/s of full-size packets (0: line rate, not paced).
+      SenderState st;
+      const double full = params_.mtu, wire = kRoceWireOverhead + kBth + params_.mtu + kIcrc;
+      st.pace_Bps = rate < line ? static_cast<uint64_t>(rate / 8 * full / wire) : 0;
+      trace_->departure(now, env_.host_id(), q.peer_host, len, st);
+    }
+  } else if (trace_) {
+    trace_->departure(now, env_.host_id(), q.peer_host, len, SenderState{});
   }
   if (q.rto_deadline == kNever) {
     q.progress_at = now;
@@ -298,6 +308,8 @@ void RoceV2Transport::on_packet(uint32_t port, const Packet &pkt) {
         ++env_.stats().rate_decreases;
       }
     } else {
+      if (trace_ && h.opcode == kOpAck)
+        trace_->ack(env_.now(), env_.host_id(), requesters_[h.dst_qp].peer_host);
       rx_ack(h, h.opcode == kOpNak);
     }
     break;

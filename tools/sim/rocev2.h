@@ -64,6 +64,7 @@ public:
   void on_packet(uint32_t port, const Packet &pkt) override;
   void on_timer(uint64_t cookie) override;
   TxResult poll_tx(uint32_t port, bool data_allowed, Packet &out) override;
+  void set_sender_trace(SenderTrace *t) override { trace_ = t; }
 
   // Introspection for tests.
   size_t num_qps() const { return requesters_.size(); }
@@ -166,6 +167,7 @@ private:
   std::unordered_map<uint64_t, uint32_t> by_peer_flow_; // (dst << 32 | flow) -> requester
   std::vector<PortSched> ports_;
   uint64_t wait_seq_ = 0;
+  SenderTrace *trace_ = nullptr; // --timeline_senders
 };
 
 } // namespace mroce::sim

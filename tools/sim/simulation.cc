@@ -129,6 +129,10 @@ void Simulation::watched_link_bytes(TimelineCounters &c) const {
     const Link &l = net_.links()[link];
     c.link_bytes.push_back(net_.ports()[l.port_a].tx_bytes);
     c.link_bytes.push_back(net_.ports()[l.port_b].tx_bytes);
+    if (cfg_.timeline_queues) {
+      c.link_queue.push_back(net_.ports()[l.port_a].queued_bytes);
+      c.link_queue.push_back(net_.ports()[l.port_b].queued_bytes);
+    }
   }
 }
 
@@ -150,7 +154,11 @@ SimResult Simulation::run() {
     std::vector<std::string> names;
     for (uint32_t link : watched_links_)
       names.push_back(net_.links()[link].name);
-    timeline_ = std::make_unique<TimelineRecorder>(cfg_.timeline, cfg_.timeline_flows, names);
+    timeline_ = std::make_unique<TimelineRecorder>(cfg_.timeline, cfg_.timeline_flows, names,
+                                                   cfg_.timeline_queues, cfg_.timeline_senders);
+    if (SenderTrace *trace = timeline_->sender_trace())
+      for (uint32_t h = 0; h < net_.num_hosts(); ++h)
+        transports_->at(h).set_sender_trace(trace);
     net_.schedule_call(cfg_.timeline, &Simulation::sample_timeline, this);
   }
   net_.run(cfg_.max_time);
@@ -205,6 +213,38 @@ void series(JsonWriter &j, const char *name, const std::vector<uint64_t> &v) {
   j.end_array();
 }
 
+// Times in ns (integers), one array per field.
+void senders_json(JsonWriter &j, const std::vector<TimelineSender> &senders) {
+  j.key("senders").begin_array();
+  for (const TimelineSender &f : senders) {
+    j.begin_object();
+    j.field("src", f.src).field("dst", f.dst);
+    j.field("first_ack_ns", f.first_ack == kNever ? int64_t{-1} : static_cast<int64_t>(f.first_ack / kNs));
+    std::vector<uint64_t> v;
+    auto put = [&](const char *name, auto get, size_t n) {
+      v.clear();
+      for (size_t i = 0; i < n; ++i)
+        v.push_back(get(i));
+      series(j, name, v);
+    };
+    put("departure_ns", [&](size_t i) { return f.departures[i] / kNs; }, f.departures.size());
+    put("departure_len", [&](size_t i) { return uint64_t{f.departure_len[i]}; }, f.departures.size());
+    const size_t n = f.states.size();
+    j.key("states").begin_object();
+    put("t_ns", [&](size_t i) { return f.state_at[i] / kNs; }, n);
+    put("pace_Bps", [&](size_t i) { return f.states[i].pace_Bps; }, n);
+    put("window_Bps", [&](size_t i) { return f.states[i].window_Bps; }, n);
+    put("hint", [&](size_t i) { return f.states[i].hint; }, n);
+    put("cwnd", [&](size_t i) { return f.states[i].cwnd; }, n);
+    put("inflight", [&](size_t i) { return f.states[i].inflight; }, n);
+    put("srtt_ns", [&](size_t i) { return f.states[i].srtt_ns; }, n);
+    put("acks", [&](size_t i) { return f.states[i].acks; }, n);
+    j.end_object();
+    j.end_object();
+  }
+  j.end_array();
+}
+
 void timeline_json(JsonWriter &j, const Timeline &t) {
   j.key("timeline").begin_object();
   j.field("interval_s", to_seconds(t.interval));
@@ -227,6 +267,10 @@ void timeline_json(JsonWriter &j, const Timeline &t) {
       j.field("name", l.name);
       series(j, "a_to_b", l.a_to_b);
       series(j, "b_to_a", l.b_to_a);
+      if (t.queues) {
+        series(j, "queue_a_to_b", l.queue_a_to_b);
+        series(j, "queue_b_to_a", l.queue_b_to_a);
+      }
       j.end_object();
     }
     j.end_array();
@@ -241,6 +285,8 @@ void timeline_json(JsonWriter &j, const Timeline &t) {
     }
     j.end_array();
   }
+  if (t.senders_recorded)
+    senders_json(j, t.senders);
   j.end_object();
 }
 

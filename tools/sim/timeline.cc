@@ -17,12 +17,49 @@ TimelineCounters TimelineCounters::from(const FabricCounters &f, const Transport
   return c;
 }
 
+TimelineSender &SenderTrace::of(uint32_t src, uint32_t dst) {
+  const uint64_t key = (uint64_t{src} << 32) | dst;
+  auto [it, inserted] = index_.try_emplace(key, static_cast<uint32_t>(senders_.size()));
+  if (inserted) {
+    senders_.emplace_back();
+    senders_.back().src = src;
+    senders_.back().dst = dst;
+  }
+  return senders_[it->second];
+}
+
+void SenderTrace::state(Time now, uint32_t src, uint32_t dst, const SenderState &s) {
+  TimelineSender &f = of(src, dst);
+  if (s.acks && f.first_ack == kNever)
+    f.first_ack = now;
+  if (!f.states.empty() && f.states.back() == s)
+    return;
+  f.state_at.push_back(now);
+  f.states.push_back(s);
+}
+
+void SenderTrace::ack(Time now, uint32_t src, uint32_t dst) {
+  TimelineSender &f = of(src, dst);
+  f.first_ack = std::min(f.first_ack, now);
+}
+
+void SenderTrace::departure(Time now, uint32_t src, uint32_t dst, uint32_t payload,
+                            const SenderState &s) {
+  state(now, src, dst, s);
+  TimelineSender &f = of(src, dst);
+  f.departures.push_back(now);
+  f.departure_len.push_back(payload);
+}
+
 TimelineRecorder::TimelineRecorder(Time interval, bool per_flow,
-                                   const std::vector<std::string> &links)
+                                   const std::vector<std::string> &links, bool queues,
+                                   bool senders)
     : per_flow_(per_flow) {
   tl_.interval = interval;
+  tl_.queues = queues;
+  tl_.senders_recorded = senders;
   for (const std::string &name : links)
-    tl_.links.push_back(TimelineLink{name, {}, {}});
+    tl_.links.push_back(TimelineLink{name, {}, {}, {}, {}});
   last_.link_bytes.assign(2 * links.size(), 0);
 }
 
@@ -38,6 +75,10 @@ void TimelineRecorder::grow(size_t n) {
   for (TimelineLink &l : tl_.links) {
     l.a_to_b.resize(n, 0);
     l.b_to_a.resize(n, 0);
+    if (tl_.queues) {
+      l.queue_a_to_b.resize(n, 0);
+      l.queue_b_to_a.resize(n, 0);
+    }
   }
 }
 
@@ -83,6 +124,10 @@ void TimelineRecorder::add_diff(size_t b, const TimelineCounters &c) {
     tl_.links[i].a_to_b[b] += c.link_bytes[2 * i] - last_.link_bytes[2 * i];
     tl_.links[i].b_to_a[b] += c.link_bytes[2 * i + 1] - last_.link_bytes[2 * i + 1];
   }
+  for (size_t i = 0; tl_.queues && i < tl_.links.size() && 2 * i + 1 < c.link_queue.size(); ++i) {
+    tl_.links[i].queue_a_to_b[b] = c.link_queue[2 * i];
+    tl_.links[i].queue_b_to_a[b] = c.link_queue[2 * i + 1];
+  }
   last_ = c;
 }
 
@@ -97,6 +142,8 @@ Timeline TimelineRecorder::finish(Time end, const TimelineCounters &c) {
   const size_t last = end == 0 ? 0 : bin(end - 1);
   grow(last + 1);
   add_diff(std::min(last, tl_.delivered_bytes.size() - 1), c);
+  if (tl_.senders_recorded)
+    tl_.senders = senders_.take();
   return tl_;
 }
 

@@ -12,7 +12,17 @@
 // With per-flow recording (--timeline_flows 1) the delivered bytes are also
 // kept per (source host, destination host): the receiver-side rate of every
 // sender, for fairness and convergence measurements.  Watched links
-// (--timeline_link NAME) get the bytes each direction put on the wire.
+// (--timeline_link NAME) get the bytes each direction put on the wire, and
+// with --timeline_queues 1 also the bytes waiting in each direction's output
+// queue at the end of every interval (a gauge, sampled, not summed).
+//
+// Sender-side recording (--timeline_senders 1) logs, per sending connection
+// (source, destination host), what its transport enforces: every departure
+// of a data packet (time, payload bytes) and every change of its sending
+// state (the rate the pacer allows, the rate the window allows, the
+// receiver's hint, cwnd, bytes in flight, smoothed RTT, ACKs received), at
+// the exact simulated time it happens.  The transports only call it when it
+// is on (one null check otherwise).
 #pragma once
 
 #include "metrics.h"
@@ -38,6 +48,8 @@ struct TimelineCounters {
   uint64_t failed = 0; // failed QPs + failed connections
   // Watched links: wire bytes sent, [2 * i] a -> b and [2 * i + 1] b -> a.
   std::vector<uint64_t> link_bytes;
+  // Watched links with --timeline_queues: bytes queued now, same order.
+  std::vector<uint64_t> link_queue;
 
   static TimelineCounters from(const FabricCounters &f, const TransportCounters &t);
 };
@@ -52,6 +64,49 @@ struct TimelineFlow {
 struct TimelineLink {
   std::string name;
   std::vector<uint64_t> a_to_b, b_to_a; // wire bytes per interval
+  // --timeline_queues: bytes in each direction's output queue at the end
+  // of every interval.
+  std::vector<uint64_t> queue_a_to_b, queue_b_to_a;
+};
+
+// What a sending connection enforces at one instant.  Rates are payload
+// bytes per second of full-size packets; 0 means "no such limit".
+struct SenderState {
+  uint64_t pace_Bps = 0;   // the pacer (MetaRoCE: the receiver's hint; RoCEv2: DCQCN)
+  uint64_t window_Bps = 0; // the congestion window: cwnd / srtt (0: no window or no RTT yet)
+  uint64_t hint = 0;       // the hint as the transport holds it (MetaRoCE: 1000 B/s); 0: none
+  uint64_t cwnd = 0;       // bytes
+  uint64_t inflight = 0;   // bytes
+  uint64_t srtt_ns = 0;    // mean of the paths' smoothed RTTs (0: no sample yet)
+  uint64_t acks = 0;       // ACKs received so far
+  bool operator==(const SenderState &) const = default;
+};
+
+struct TimelineSender {
+  uint32_t src = 0;
+  uint32_t dst = 0;
+  Time first_ack = kNever;              // the first ACK of data it received
+  std::vector<Time> departures;         // data packets put on the wire (first + resent)
+  std::vector<uint32_t> departure_len;  // their payload bytes
+  std::vector<Time> state_at;           // when the state changed ...
+  std::vector<SenderState> states;      // ... to what
+};
+
+// The sender-side log (--timeline_senders 1); transports feed it.
+class SenderTrace {
+public:
+  // The connection src -> dst now has state `s` (logged only if changed).
+  void state(Time now, uint32_t src, uint32_t dst, const SenderState &s);
+  // A data packet of `payload` bytes left src -> dst now, in state `s`.
+  void departure(Time now, uint32_t src, uint32_t dst, uint32_t payload, const SenderState &s);
+  // An ACK reached src (for transports whose state has no ACK count).
+  void ack(Time now, uint32_t src, uint32_t dst);
+  std::vector<TimelineSender> take() { return std::move(senders_); }
+
+private:
+  TimelineSender &of(uint32_t src, uint32_t dst);
+  std::unordered_map<uint64_t, uint32_t> index_; // src << 32 | dst
+  std::vector<TimelineSender> senders_;
 };
 
 struct Timeline {
@@ -69,6 +124,9 @@ struct Timeline {
   std::vector<uint64_t> failures;
   std::vector<TimelineFlow> flows; // in order of their first byte
   std::vector<TimelineLink> links; // as watched
+  bool queues = false;             // links have queue_* series
+  bool senders_recorded = false;   // --timeline_senders
+  std::vector<TimelineSender> senders; // in order of their first record
 
   size_t size() const { return delivered_bytes.size(); }
 };
@@ -76,7 +134,8 @@ struct Timeline {
 class TimelineRecorder {
 public:
   // `links`: names of the watched links, in the order of link_bytes.
-  TimelineRecorder(Time interval, bool per_flow, const std::vector<std::string> &links = {});
+  TimelineRecorder(Time interval, bool per_flow, const std::vector<std::string> &links = {},
+                   bool queues = false, bool senders = false);
 
   Time interval() const { return tl_.interval; }
   // `fresh` new application bytes of a src->dst message landed at `now`.
@@ -86,6 +145,8 @@ public:
   void sample(Time now, const TimelineCounters &c);
   // The end of the run: the last (partial) interval, then the result.
   Timeline finish(Time end, const TimelineCounters &c);
+  // The sender-side log, or nullptr when not recorded.
+  SenderTrace *sender_trace() { return tl_.senders_recorded ? &senders_ : nullptr; }
 
 private:
   size_t bin(Time t) const { return static_cast<size_t>(t / tl_.interval); }
@@ -96,6 +157,7 @@ private:
   bool per_flow_;
   TimelineCounters last_;
   std::unordered_map<uint64_t, uint32_t> flow_index_; // src << 32 | dst
+  SenderTrace senders_;
 };
 
 } // namespace mroce::sim

@@ -17,6 +17,8 @@
 
 namespace mroce::sim {
 
+class SenderTrace; // timeline.h
+
 // One application message: `bytes` from host `src` to host `dst`, carried on
 // connection/QP number `flow` of that host pair (0 .. qps_per_pair-1).
 struct MessageDesc {
@@ -90,6 +92,8 @@ public:
   virtual TxResult poll_tx(uint32_t port, bool data_allowed, Packet &out) = 0;
   // End of run: add counters the transport keeps itself.
   virtual void report(TransportCounters &) const {}
+  // Log what the senders enforce (--timeline_senders); nullptr: off.
+  virtual void set_sender_trace(SenderTrace *) {}
 };
 
 } // namespace mroce::sim

@@ -109,6 +109,15 @@ TEST(Cli, TimelineOnlyOnRequest) {
                         "\"paths_replaced\":[", "\"flows\":[{\"src\":"})
     EXPECT_NE(timed.out.find(k), std::string::npos) << k << " missing in " << timed.out;
   expect_error(kSmall + "--timeline_flows 1", "timeline");
+  expect_error(kSmall + "--timeline_senders 1", "timeline");
+  expect_error(kSmall + "--timeline 5us --timeline_queues 1", "timeline_queues");
+  EXPECT_EQ(timed.out.find("\"senders\""), std::string::npos); // only on request
+  const CliRun tx = sim(args + " --topology star --timeline 5us --timeline_senders 1 "
+                               "--timeline_link h0~p0.sw --timeline_queues 1");
+  ASSERT_EQ(tx.status, 0) << tx.out;
+  for (const char *k : {"\"queue_b_to_a\":[", "\"senders\":[{\"src\":", "\"departure_ns\":[",
+                        "\"pace_Bps\":["})
+    EXPECT_NE(tx.out.find(k), std::string::npos) << k << " missing";
   expect_error(kSmall + "--timeline 10ps", "timeline");
   expect_error(kSmall + "--link_latency p0.leaf0~p0.spine0", "link_latency");
   expect_error(kSmall + "--link_rate \"p0.leaf0~p0.spine0 0\"", "link_rate");

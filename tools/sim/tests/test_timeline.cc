@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 using namespace mroce::sim;
@@ -225,4 +226,48 @@ TEST(Timeline, WatchedLinksCarryWhatTheirPortsSent) {
   bad.timeline_links = {"p0.leaf0~p0.spine9"};
   EXPECT_EQ(Simulation::create(bad, err), nullptr);
   EXPECT_NE(err.find("timeline_link"), std::string::npos) << err;
+}
+
+// --timeline_senders logs every data packet a sender puts on the wire and
+// what it enforced, and --timeline_queues the receiver port's queue; neither
+// changes the run.
+TEST(Timeline, SenderLogHasEveryDepartureAndTheHintInForce) {
+  for (const char *t : {"metaroce", "rocev2"}) {
+    Config c = cfg(t, 9, WorkloadKind::kIncast, 1ull << 20);
+    c.topo.kind = TopologyKind::kStar;
+    c.timeline = 2 * kUs;
+    const SimResult plain = run(c);
+    c.timeline_senders = true;
+    c.timeline_links = {"h0~p0.sw"};
+    c.timeline_queues = true;
+    const SimResult r = run(c);
+    SCOPED_TRACE(t);
+    ASSERT_TRUE(r.completed);
+    EXPECT_EQ(core_json(plain), core_json(r));
+    EXPECT_TRUE(plain.timeline.senders.empty());
+    uint64_t packets = 0, bytes = 0, senders = 0;
+    for (const TimelineSender &s : r.timeline.senders) {
+      ASSERT_EQ(s.departures.size(), s.departure_len.size());
+      ASSERT_EQ(s.states.size(), s.state_at.size());
+      EXPECT_TRUE(std::is_sorted(s.departures.begin(), s.departures.end()));
+      EXPECT_TRUE(std::is_sorted(s.state_at.begin(), s.state_at.end()));
+      if (s.departures.empty())
+        continue;
+      ++senders;
+      EXPECT_EQ(s.dst, 0u);
+      EXPECT_NE(s.first_ack, kNever);
+      EXPECT_GT(s.first_ack, s.departures.front());
+      packets += s.departures.size();
+      bytes += sum(std::vector<uint64_t>(s.departure_len.begin(), s.departure_len.end()));
+      if (std::string(t) == "metaroce") { // the receiver's hint reaches every sender
+        EXPECT_GT(s.states.back().hint, 0u);
+      }
+    }
+    EXPECT_EQ(senders, 8u);
+    EXPECT_EQ(packets, r.fabric.data_packets_sent);
+    EXPECT_EQ(bytes, r.fabric.payload_bytes_sent);
+    const TimelineLink &l = r.timeline.links.at(0);
+    ASSERT_EQ(l.queue_b_to_a.size(), r.timeline.size());
+    EXPECT_GT(*std::max_element(l.queue_b_to_a.begin(), l.queue_b_to_a.end()), 0u);
+  }
 }
