@@ -50,27 +50,46 @@ public:
 
   Event pop() {
     const Event out = heap_.front();
-    const Event last = heap_.back();
-    heap_.pop_back();
-    const size_t n = heap_.size();
-    if (n == 0)
+    const size_t n = heap_.size() - 1; // entries once the last one is taken
+    if (n == 0) {
+      heap_.pop_back();
       return out;
+    }
+    const Event last = heap_[n];
+    heap_.pop_back();
+    Event *const h = heap_.data();
+    // Bottom-up ("Floyd") removal: walk the hole down to a leaf along the
+    // smaller children without comparing against `last` (which, taken from
+    // the bottom, nearly always belongs near the bottom again), then sift
+    // `last` up from there.  Same heap invariant, so the same order.
     size_t hole = 0;
     for (;;) {
       const size_t first = hole * kArity + 1;
-      if (first >= n)
+      size_t best;
+      if (first + kArity <= n) {
+        // A full group of children: a branch-free tournament.
+        const size_t a = before(h[first + 1], h[first]) ? first + 1 : first;
+        const size_t b = before(h[first + 3], h[first + 2]) ? first + 3 : first + 2;
+        best = before(h[b], h[a]) ? b : a;
+      } else if (first < n) {
+        best = first;
+        for (size_t c = first + 1; c < n; ++c)
+          if (before(h[c], h[best]))
+            best = c;
+      } else {
         break;
-      size_t best = first;
-      const size_t end = first + kArity < n ? first + kArity : n;
-      for (size_t c = first + 1; c < end; ++c)
-        if (before(heap_[c], heap_[best]))
-          best = c;
-      if (!before(heap_[best], last))
-        break;
-      heap_[hole] = heap_[best];
+      }
+      h[hole] = h[best];
       hole = best;
     }
-    heap_[hole] = last;
+    while (hole > 0) {
+      const size_t parent = (hole - 1) / kArity;
+      if (!before(last, h[parent]))
+        break;
+      h[hole] = h[parent];
+      hole = parent;
+    }
+    h[hole] = last;
     return out;
   }
 
@@ -78,8 +97,11 @@ public:
 
 private:
   static constexpr size_t kArity = 4;
+  // (time, seq) as one 128-bit key: a compare and a subtract-with-borrow,
+  // no branch.
   static bool before(const Event &a, const Event &b) {
-    return a.time < b.time || (a.time == b.time && a.seq < b.seq);
+    using Key = unsigned __int128;
+    return ((Key{a.time} << 64) | a.seq) < ((Key{b.time} << 64) | b.seq);
   }
   std::vector<Event> heap_;
   uint64_t next_seq_ = 0;
