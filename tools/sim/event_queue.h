@@ -1,10 +1,17 @@
-// The discrete-event engine's queue: a 4-ary min-heap of small POD events.
+// The discrete-event engine's queue: two 4-ary min-heaps of small POD events.
 //
 // Ordering is (time, sequence number).  The sequence number is the insertion
 // count, so two events at the same picosecond always run in the order they
 // were scheduled: the same seed gives the same run, bit for bit.  Events are
 // plain data dispatched by a switch on `type`, never std::function, and the
-// heap's storage is reused, so the hot path does not allocate.
+// heaps' storage is reused, so the hot path does not allocate.
+//
+// Packet events (end of serialisation, arrival) are due within a microsecond
+// or so; transport timers are mostly far off (RTOs, probes) and, with
+// thousands of connections, far more numerous.  They go into a heap of their
+// own (push_timer), so the packet events' heap stays a few levels shallower.
+// Both heaps share the sequence counter and pop() takes the earlier of the
+// two tops: the order is exactly that of one heap.
 #pragma once
 
 #include "sim_time.h"
@@ -23,29 +30,33 @@ struct Event {
   uint8_t type;
 };
 
-class EventQueue {
+// (time, seq) as one 128-bit key: a compare and a subtract-with-borrow, no
+// branch.  Keys are unique (seq is).
+inline bool event_before(const Event &a, const Event &b) {
+  using Key = unsigned __int128;
+  return ((Key{a.time} << 64) | a.seq) < ((Key{b.time} << 64) | b.seq);
+}
+
+class EventHeap {
 public:
   void reserve(size_t n) { heap_.reserve(n); }
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
-  uint64_t scheduled() const { return next_seq_; }
-  size_t peak_size() const { return peak_; }
   const Event &top() const { return heap_.front(); }
+  void clear() { heap_.clear(); }
 
-  void push(Time time, uint8_t type, uint32_t target, uint64_t arg) {
-    Event ev{time, next_seq_++, arg, target, type};
+  void push(const Event &ev) {
     size_t hole = heap_.size();
-    heap_.push_back(ev);
-    if (heap_.size() > peak_)
-      peak_ = heap_.size();
+    heap_.emplace_back();
+    Event *const h = heap_.data();
     while (hole > 0) {
       const size_t parent = (hole - 1) / kArity;
-      if (!before(ev, heap_[parent]))
+      if (!event_before(ev, h[parent]))
         break;
-      heap_[hole] = heap_[parent];
+      h[hole] = h[parent];
       hole = parent;
     }
-    heap_[hole] = ev;
+    h[hole] = ev;
   }
 
   Event pop() {
@@ -68,13 +79,13 @@ public:
       size_t best;
       if (first + kArity <= n) {
         // A full group of children: a branch-free tournament.
-        const size_t a = before(h[first + 1], h[first]) ? first + 1 : first;
-        const size_t b = before(h[first + 3], h[first + 2]) ? first + 3 : first + 2;
-        best = before(h[b], h[a]) ? b : a;
+        const size_t a = event_before(h[first + 1], h[first]) ? first + 1 : first;
+        const size_t b = event_before(h[first + 3], h[first + 2]) ? first + 3 : first + 2;
+        best = event_before(h[b], h[a]) ? b : a;
       } else if (first < n) {
         best = first;
         for (size_t c = first + 1; c < n; ++c)
-          if (before(h[c], h[best]))
+          if (event_before(h[c], h[best]))
             best = c;
       } else {
         break;
@@ -84,7 +95,7 @@ public:
     }
     while (hole > 0) {
       const size_t parent = (hole - 1) / kArity;
-      if (!before(last, h[parent]))
+      if (!event_before(last, h[parent]))
         break;
       h[hole] = h[parent];
       hole = parent;
@@ -93,17 +104,50 @@ public:
     return out;
   }
 
-  void clear() { heap_.clear(); }
-
 private:
   static constexpr size_t kArity = 4;
-  // (time, seq) as one 128-bit key: a compare and a subtract-with-borrow,
-  // no branch.
-  static bool before(const Event &a, const Event &b) {
-    using Key = unsigned __int128;
-    return ((Key{a.time} << 64) | a.seq) < ((Key{b.time} << 64) | b.seq);
-  }
   std::vector<Event> heap_;
+};
+
+class EventQueue {
+public:
+  void reserve(size_t n) {
+    events_.reserve(n);
+    timers_.reserve(n);
+  }
+  bool empty() const { return events_.empty() && timers_.empty(); }
+  size_t size() const { return events_.size() + timers_.size(); }
+  uint64_t scheduled() const { return next_seq_; }
+  size_t peak_size() const { return peak_; }
+  const Event &top() const { return from_timers() ? timers_.top() : events_.top(); }
+
+  void push(Time time, uint8_t type, uint32_t target, uint64_t arg) {
+    events_.push(Event{time, next_seq_++, arg, target, type});
+    note_size();
+  }
+  // The same, for events that are mostly far in the future (timers).
+  void push_timer(Time time, uint8_t type, uint32_t target, uint64_t arg) {
+    timers_.push(Event{time, next_seq_++, arg, target, type});
+    note_size();
+  }
+
+  Event pop() { return from_timers() ? timers_.pop() : events_.pop(); }
+
+  void clear() {
+    events_.clear();
+    timers_.clear();
+  }
+
+private:
+  bool from_timers() const {
+    return !timers_.empty() && (events_.empty() || event_before(timers_.top(), events_.top()));
+  }
+  void note_size() {
+    const size_t n = size();
+    if (n > peak_)
+      peak_ = n;
+  }
+  EventHeap events_, timers_;
   uint64_t next_seq_ = 0;
   size_t peak_ = 0;
 };
