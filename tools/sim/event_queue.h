@@ -1,23 +1,26 @@
-// The discrete-event engine's queue: two 4-ary min-heaps of small POD events.
+// The discrete-event engine's queue: a small calendar of near events in
+// front of a 4-ary min-heap, of small POD events.
 //
 // Ordering is (time, sequence number).  The sequence number is the insertion
 // count, so two events at the same picosecond always run in the order they
 // were scheduled: the same seed gives the same run, bit for bit.  Events are
 // plain data dispatched by a switch on `type`, never std::function, and the
-// heaps' storage is reused, so the hot path does not allocate.
+// storage is reused, so the hot path does not allocate.
 //
 // Packet events (end of serialisation, arrival) are due within a microsecond
-// or so; transport timers are mostly far off (RTOs, probes) and, with
-// thousands of connections, far more numerous.  They go into a heap of their
-// own (push_timer), so the packet events' heap stays a few levels shallower.
-// Both heaps share the sequence counter and pop() takes the earlier of the
-// two tops: the order is exactly that of one heap.
+// or so of now: they go into the calendar.  Transport timers are mostly far
+// off (RTOs, probes) and, with thousands of connections, far more numerous:
+// they go straight into the heap (push_timer), as does whatever does not fit
+// the calendar.  pop() takes the earlier of the calendar's least event and
+// the heap's top, so the order is exactly that of one heap.
 #pragma once
 
 #include "sim_time.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 namespace mroce::sim {
@@ -78,7 +81,16 @@ public:
       const size_t first = hole * kArity + 1;
       size_t best;
       if (first + kArity <= n) {
-        // A full group of children: a branch-free tournament.
+        // A full group of children: a branch-free tournament.  The choice
+        // depends on loads, so nothing fetches the next level early: ask
+        // for all four of its groups now (a heap beyond the caches would
+        // otherwise wait for memory at every level).
+        if (const size_t next = first * kArity + 1; next < n) {
+          __builtin_prefetch(&h[next]);
+          __builtin_prefetch(&h[next + 4]);
+          __builtin_prefetch(&h[next + 8]);
+          __builtin_prefetch(&h[next + 12]);
+        }
         const size_t a = event_before(h[first + 1], h[first]) ? first + 1 : first;
         const size_t b = event_before(h[first + 3], h[first + 2]) ? first + 3 : first + 2;
         best = event_before(h[b], h[a]) ? b : a;
@@ -109,45 +121,138 @@ private:
   std::vector<Event> heap_;
 };
 
+// The calendar: a ring of kBuckets buckets of kWidth picoseconds (~2 us in
+// all, 64 KB: it stays in the caches), each an unsorted array of up to
+// kSlotCap events, with a bitmap of the buckets in use.  Popping is a bit
+// scan to the first bucket in use and a search of its few events for the
+// least (time, seq); pushing is an append.  Events beyond the window, in a
+// full bucket or before the window go into the heap.  Where an event is kept
+// is only a matter of speed.
 class EventQueue {
 public:
-  void reserve(size_t n) {
-    events_.reserve(n);
-    timers_.reserve(n);
-  }
-  bool empty() const { return events_.empty() && timers_.empty(); }
-  size_t size() const { return events_.size() + timers_.size(); }
+  EventQueue() : slots_(kBuckets * kSlotCap), count_(kBuckets, 0) {}
+  void reserve(size_t n) { heap_.reserve(n); }
+  bool empty() const { return near_ == 0 && heap_.empty(); }
+  size_t size() const { return near_ + heap_.size(); }
   uint64_t scheduled() const { return next_seq_; }
   size_t peak_size() const { return peak_; }
-  const Event &top() const { return from_timers() ? timers_.top() : events_.top(); }
+  const Event &top() const {
+    if (near_ == 0)
+      return heap_.top();
+    const Event &n = slots_[near_least()];
+    return heap_.empty() || event_before(n, heap_.top()) ? n : heap_.top();
+  }
 
   void push(Time time, uint8_t type, uint32_t target, uint64_t arg) {
-    events_.push(Event{time, next_seq_++, arg, target, type});
+    const Event ev{time, next_seq_++, arg, target, type};
     note_size();
+    const uint64_t b = time / kWidth;
+    if (b >= cur_ && b - cur_ < kBuckets) {
+      const size_t ring = b % kBuckets;
+      uint8_t &n = count_[ring];
+      if (n < kSlotCap) {
+        const size_t at = ring * kSlotCap + n++;
+        slots_[at] = ev;
+        bits_[ring / 64] |= uint64_t{1} << (ring % 64);
+        ++near_;
+        if (b < scan_)
+          scan_ = b;
+        // Keep the least event known: an earlier bucket (all before it are
+        // empty) or an earlier event of the same bucket replaces it.
+        if (least_ != kNoLeast &&
+            (ring != least_ / kSlotCap ? b < least_bucket_ : event_before(ev, slots_[least_])))
+          set_least(at, b);
+        return;
+      }
+    }
+    heap_.push(ev);
   }
   // The same, for events that are mostly far in the future (timers).
   void push_timer(Time time, uint8_t type, uint32_t target, uint64_t arg) {
-    timers_.push(Event{time, next_seq_++, arg, target, type});
     note_size();
+    heap_.push(Event{time, next_seq_++, arg, target, type});
   }
 
-  Event pop() { return from_timers() ? timers_.pop() : events_.pop(); }
+  Event pop() {
+    if (near_ == 0)
+      return heap_.pop();
+    const size_t at = near_least();
+    if (!heap_.empty() && event_before(heap_.top(), slots_[at]))
+      return heap_.pop();
+    const Event out = slots_[at];
+    const size_t ring = at / kSlotCap;
+    uint8_t &n = count_[ring];
+    slots_[at] = slots_[ring * kSlotCap + --n]; // order in a bucket is free
+    if (n == 0)
+      bits_[ring / 64] &= ~(uint64_t{1} << (ring % 64));
+    --near_;
+    least_ = kNoLeast;
+    cur_ = scan_; // nothing before this bucket is left, or can come
+    return out;
+  }
 
   void clear() {
-    events_.clear();
-    timers_.clear();
+    heap_.clear();
+    std::fill(count_.begin(), count_.end(), 0);
+    std::fill(std::begin(bits_), std::end(bits_), 0);
+    near_ = 0;
+    cur_ = scan_ = 0;
+    least_ = kNoLeast;
   }
 
 private:
-  bool from_timers() const {
-    return !timers_.empty() && (events_.empty() || event_before(timers_.top(), events_.top()));
+  static constexpr Time kWidth = 4096;    // ps per bucket (~4 ns)
+  static constexpr size_t kBuckets = 512; // horizon ~2 us
+  static constexpr uint8_t kSlotCap = 4;  // events per bucket; more go to the heap
+  static constexpr size_t kNoLeast = ~size_t{0};
+
+  // Slot index of the calendar's least event (near_ > 0).  Moves scan_ to
+  // its bucket: every bucket between cur_ and it is empty.  Remembered
+  // until the calendar changes (top() and then pop() search once).
+  size_t near_least() const {
+    if (least_ != kNoLeast)
+      return least_;
+    size_t ring = scan_ % kBuckets;
+    uint64_t word = bits_[ring / 64] >> (ring % 64);
+    if (word) {
+      ring += static_cast<size_t>(__builtin_ctzll(word));
+    } else {
+      size_t w = ring / 64;
+      do
+        w = (w + 1) % (kBuckets / 64);
+      while (!bits_[w]);
+      ring = w * 64 + static_cast<size_t>(__builtin_ctzll(bits_[w]));
+    }
+    scan_ += (ring - scan_ % kBuckets) % kBuckets;
+    const Event *const e = &slots_[ring * kSlotCap];
+    size_t best = 0;
+    for (size_t i = 1; i < count_[ring]; ++i)
+      if (event_before(e[i], e[best]))
+        best = i;
+    set_least(ring * kSlotCap + best, scan_);
+    return least_;
   }
-  void note_size() {
-    const size_t n = size();
+
+  void set_least(size_t slot, uint64_t bucket) const {
+    least_ = slot;
+    least_bucket_ = bucket;
+  }
+
+  void note_size() { // before adding one
+    const size_t n = size() + 1;
     if (n > peak_)
       peak_ = n;
   }
-  EventHeap events_, timers_;
+
+  EventHeap heap_;
+  std::vector<Event> slots_;   // kSlotCap per bucket
+  std::vector<uint8_t> count_; // events per bucket
+  uint64_t bits_[kBuckets / 64] = {};
+  size_t near_ = 0;                   // events in the calendar
+  uint64_t cur_ = 0;                  // absolute bucket of the last event taken from it
+  mutable uint64_t scan_ = 0;         // >= cur_; no calendar event before this bucket
+  mutable size_t least_ = kNoLeast;   // near_least(), while valid
+  mutable uint64_t least_bucket_ = 0; // its absolute bucket
   uint64_t next_seq_ = 0;
   size_t peak_ = 0;
 };
