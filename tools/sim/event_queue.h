@@ -122,15 +122,16 @@ private:
 };
 
 // The calendar: a ring of kBuckets buckets of kWidth picoseconds (~2 us in
-// all, 64 KB: it stays in the caches), each an unsorted array of up to
-// kSlotCap events, with a bitmap of the buckets in use.  Popping is a bit
-// scan to the first bucket in use and a search of its few events for the
-// least (time, seq); pushing is an append.  Events beyond the window, in a
-// full bucket or before the window go into the heap.  Where an event is kept
-// is only a matter of speed.
+// all, 256 KB: it stays in the caches), each up to kSlotCap events sorted by
+// (time, seq), with a bitmap of the buckets in use.  The least event is the
+// head of the first bucket in use (a bit scan); a push is an insertion from
+// the back, which is an append for the usual push at or after the bucket's
+// latest time.  Events beyond the window, in a full bucket or before the
+// window go into the heap.  Where an event is kept is only a matter of
+// speed.
 class EventQueue {
 public:
-  EventQueue() : slots_(kBuckets * kSlotCap), count_(kBuckets, 0) {}
+  EventQueue() : slots_(kBuckets * kSlotCap), head_(kBuckets, 0), end_(kBuckets, 0) {}
   void reserve(size_t n) { heap_.reserve(n); }
   bool empty() const { return near_ == 0 && heap_.empty(); }
   size_t size() const { return near_ + heap_.size(); }
@@ -149,19 +150,21 @@ public:
     const uint64_t b = time / kWidth;
     if (b >= cur_ && b - cur_ < kBuckets) {
       const size_t ring = b % kBuckets;
-      uint8_t &n = count_[ring];
-      if (n < kSlotCap) {
-        const size_t at = ring * kSlotCap + n++;
-        slots_[at] = ev;
+      uint8_t &end = end_[ring];
+      if (end < kSlotCap) {
+        Event *const e = &slots_[ring * kSlotCap];
+        size_t at = end++;
+        for (const size_t head = head_[ring]; at > head && event_before(ev, e[at - 1]); --at)
+          e[at] = e[at - 1];
+        e[at] = ev;
         bits_[ring / 64] |= uint64_t{1} << (ring % 64);
         ++near_;
         if (b < scan_)
           scan_ = b;
-        // Keep the least event known: an earlier bucket (all before it are
-        // empty) or an earlier event of the same bucket replaces it.
-        if (least_ != kNoLeast &&
-            (ring != least_ / kSlotCap ? b < least_bucket_ : event_before(ev, slots_[least_])))
-          set_least(at, b);
+        // The least event is the head of the first bucket in use: only a
+        // push into an (empty) earlier bucket moves it.
+        if (least_ != kNoLeast && b < least_bucket_)
+          set_least(ring * kSlotCap + at, b);
         return;
       }
     }
@@ -181,19 +184,22 @@ public:
       return heap_.pop();
     const Event out = slots_[at];
     const size_t ring = at / kSlotCap;
-    uint8_t &n = count_[ring];
-    slots_[at] = slots_[ring * kSlotCap + --n]; // order in a bucket is free
-    if (n == 0)
+    if (++head_[ring] == end_[ring]) {
+      head_[ring] = end_[ring] = 0;
       bits_[ring / 64] &= ~(uint64_t{1} << (ring % 64));
+      least_ = kNoLeast;
+    } else {
+      ++least_; // the bucket's next event
+    }
     --near_;
-    least_ = kNoLeast;
     cur_ = scan_; // nothing before this bucket is left, or can come
     return out;
   }
 
   void clear() {
     heap_.clear();
-    std::fill(count_.begin(), count_.end(), 0);
+    std::fill(head_.begin(), head_.end(), 0);
+    std::fill(end_.begin(), end_.end(), 0);
     std::fill(std::begin(bits_), std::end(bits_), 0);
     near_ = 0;
     cur_ = scan_ = 0;
@@ -203,12 +209,12 @@ public:
 private:
   static constexpr Time kWidth = 4096;    // ps per bucket (~4 ns)
   static constexpr size_t kBuckets = 512; // horizon ~2 us
-  static constexpr uint8_t kSlotCap = 4;  // events per bucket; more go to the heap
+  static constexpr uint8_t kSlotCap = 16; // events per bucket; more go to the heap
   static constexpr size_t kNoLeast = ~size_t{0};
 
   // Slot index of the calendar's least event (near_ > 0).  Moves scan_ to
   // its bucket: every bucket between cur_ and it is empty.  Remembered
-  // until the calendar changes (top() and then pop() search once).
+  // while it stays the least.
   size_t near_least() const {
     if (least_ != kNoLeast)
       return least_;
@@ -224,12 +230,7 @@ private:
       ring = w * 64 + static_cast<size_t>(__builtin_ctzll(bits_[w]));
     }
     scan_ += (ring - scan_ % kBuckets) % kBuckets;
-    const Event *const e = &slots_[ring * kSlotCap];
-    size_t best = 0;
-    for (size_t i = 1; i < count_[ring]; ++i)
-      if (event_before(e[i], e[best]))
-        best = i;
-    set_least(ring * kSlotCap + best, scan_);
+    set_least(ring * kSlotCap + head_[ring], scan_);
     return least_;
   }
 
@@ -245,8 +246,9 @@ private:
   }
 
   EventHeap heap_;
-  std::vector<Event> slots_;   // kSlotCap per bucket
-  std::vector<uint8_t> count_; // events per bucket
+  std::vector<Event> slots_;  // kSlotCap per bucket, [head_, end_) in use
+  std::vector<uint8_t> head_; // per bucket
+  std::vector<uint8_t> end_;  // per bucket
   uint64_t bits_[kBuckets / 64] = {};
   size_t near_ = 0;                   // events in the calendar
   uint64_t cur_ = 0;                  // absolute bucket of the last event taken from it
