@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -49,6 +50,56 @@ TEST(EventQueue, InterleavedPushPopStaysOrdered) {
       q.push(now + 1, 1, 2, 3);
   }
   EXPECT_EQ(popped, 100000u);
+}
+
+// The queue keeps near events in a calendar and the rest in a heap: whatever
+// goes where, the order is (time, insertion), as one sorted list would give.
+TEST(EventQueue, CalendarAndHeapGiveOneOrder) {
+  EventQueue q;
+  Rng rng(5);
+  std::set<std::pair<Time, uint64_t>> ref; // (time, insertion number)
+  Time now = 0;
+  uint64_t n = 0;
+  auto push = [&](Time t, bool timer) {
+    if (timer)
+      q.push_timer(t, 3, 0, n);
+    else
+      q.push(t, 1, 0, n);
+    ref.emplace(t, n++);
+  };
+  for (int i = 0; i < 200000; ++i) {
+    const uint64_t r = rng.below(100);
+    if (r < 55 || ref.empty()) {
+      // Mostly within a few microseconds (the calendar), with bursts at
+      // one time (full buckets), some far off and some timers.
+      Time t = now;
+      if (r < 20)
+        t += rng.below(2'000'000);
+      else if (r < 35)
+        t += rng.below(20'000);
+      else if (r < 45)
+        t += rng.below(200'000'000);
+      push(t, r >= 50);
+      continue;
+    }
+    if (r == 99) {
+      push(now > 5'000'000 ? now - rng.below(5'000'000) : 0, false); // into the past
+      continue;
+    }
+    ASSERT_EQ(q.size(), ref.size());
+    ASSERT_EQ(q.top().arg, ref.begin()->second);
+    const Event e = q.pop();
+    ASSERT_EQ(e.time, ref.begin()->first);
+    ASSERT_EQ(e.arg, ref.begin()->second);
+    ref.erase(ref.begin());
+    now = std::max(now, e.time);
+  }
+  while (!ref.empty()) {
+    const Event e = q.pop();
+    ASSERT_EQ(e.arg, ref.begin()->second);
+    ref.erase(ref.begin());
+  }
+  EXPECT_TRUE(q.empty());
 }
 
 TEST(EventQueue, CarriesPayload) {
