@@ -133,6 +133,13 @@ static void batch_add(struct mroce_conn *c, struct ack_batch *b,
 	b->open = true;
 }
 
+/* What one ACK block acknowledged, summed as its packets go. */
+struct ack_acc {
+	struct ack_batch batch;
+	u32 bytes;
+	u32 newly;
+};
+
 /*
  * A packet we gave up arrived after all.  If it was given up for being
  * passed by later packets, the path reorders: widen its reordering window
@@ -191,17 +198,20 @@ static void gone_check(struct mroce_conn *c, struct mroce_path *p,
 	p->gone_count = (u8)nkeep;
 }
 
-/* One packet acknowledged; returns true if it was news. */
-/* Per acknowledged packet: inlined into both loops of ack_path(). */
-static inline bool ent_acked(struct mroce_conn *c, struct mroce_path *p,
-			     u32 psn, u32 *bytes, struct ack_batch *b, u64 now)
+/*
+ * One packet acknowledged.  Its out_bits bit was set, so it is INFLIGHT or
+ * LOST and this is news (anything else is left alone, as ever).
+ */
+static inline void ent_acked(struct mroce_conn *c, struct mroce_path *p,
+			     u32 psn, struct ack_acc *acc, u64 now)
 {
 	struct mroce_txent *e = mroce_path_ent(p, psn);
+	u32 len = e->ref.len;
 
 	if (e->state == MROCE_TXE_INFLIGHT) {
-		p->inflight -= e->ref.len;
+		p->inflight -= len;
 		p->inflight_pkts--;
-		c->inflight -= e->ref.len;
+		c->inflight -= len;
 		if (e->sent_ns >= p->rack_sent_ns) {
 			p->rack_sent_ns = e->sent_ns;
 			p->rack_rtt_ns = now - e->sent_ns;
@@ -210,16 +220,65 @@ static inline bool ent_acked(struct mroce_conn *c, struct mroce_path *p,
 		/* it arrived after all: the dsn check skips the resend */
 		spurious_loss(c, p, e->reo, now);
 	} else {
-		return false;
+		return;
 	}
 	e->state = MROCE_TXE_ACKED;
 	out_clear(p, psn);
-	p->stats.acked_pkts++;
-	p->stats.acked_bytes += e->ref.len;
-	*bytes += e->ref.len;
+	acc->newly++;
+	acc->bytes += len;
 	if (mroce_dsn_tx_ack(c, e->ref.dsn) && e->ref.st)
-		batch_add(c, b, &e->ref, now);
-	return true;
+		batch_add(c, &acc->batch, &e->ref, now);
+}
+
+/* Acknowledge psn @base + i for every bit i of @m, lowest first. */
+static void ack_bits(struct mroce_conn *c, struct mroce_path *p, u32 base,
+		     u64 m, struct ack_acc *acc, u64 now)
+{
+	while (m) {
+		ent_acked(c, p, base + mroce_ctz64(m), acc, now);
+		m &= m - 1;
+	}
+}
+
+/* 64 bits of a 256-bit ring from position @pos on, wrapping around. */
+static inline u64 ring_bits64(const u64 *bits, u32 pos)
+{
+	u32 q = pos / 64 % MROCE_SACK_WORDS, s = pos % 64;
+
+	return bits[q] >> s |
+	       bits[(q + 1) % MROCE_SACK_WORDS] << 1 << (63 - s);
+}
+
+/* 64 bits of a SACK bitmap from bit @i (< 256) on; zero past its end. */
+static inline u64 sack_bits64(const u64 *sack, u32 i)
+{
+	u32 q = i / 64, s = i % 64;
+	u64 hi = q + 1 < MROCE_SACK_WORDS ? sack[q + 1] : 0;
+
+	return sack[q] >> s | hi << 1 << (63 - s);
+}
+
+/*
+ * The SACKed psns in [@a, @b) (ascending, at most 256 psns, all in the
+ * bitmap's span above cum_psn) that are still unresolved here, in psn
+ * order.  Word-wise: what is outstanding (out_bits, in ring order) and
+ * what the bitmap says arrived, 64 psns at a time.
+ */
+static void sack_range(struct mroce_conn *c, struct mroce_path *p,
+		       const struct mroce_ack_path *ap, u32 a, u32 b,
+		       struct ack_acc *acc, u64 now)
+{
+	u32 n;
+	u64 m;
+
+	for (; a != b; a += n) {
+		n = MROCE_MIN(b - a, 64u);
+		m = ring_bits64(p->out_bits, a % MROCE_PATH_WINDOW) &
+		    sack_bits64(ap->sack, a - ap->cum_psn - 1);
+		if (n < 64)
+			m &= (1ull << n) - 1;
+		ack_bits(c, p, a, m, acc, now);
+	}
 }
 
 /*
@@ -287,9 +346,9 @@ static void rtt_sample(struct mroce_conn *c, struct mroce_path *p, u64 rtt)
 static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 		     const struct mroce_ack_path *ap, u64 now)
 {
-	u32 cum = ap->cum_psn, bytes = 0, newly = 0, psn, pos, w, top;
-	u64 ring[MROCE_SACK_WORDS], cand, sample;
-	struct ack_batch batch = { .open = false };
+	u32 cum = ap->cum_psn, una = p->snd_una, n, d, lo, hi, wrap, top;
+	struct ack_acc acc = { .batch.open = false };
+	u64 sample;
 	int i;
 
 	/* acknowledging what was never sent is a broken or hostile peer */
@@ -297,23 +356,48 @@ static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 		c->stats.rx_drop_ack++;
 		return;
 	}
-	for (psn = p->snd_una; mroce_seq_lt(psn, cum); psn++)
-		newly += ent_acked(c, p, psn, &bytes, &batch, now);
-
-	mroce_sack_to_ring(ap->sack, cum + 1, ring);
-	for (w = 0; w < MROCE_SACK_WORDS; w++) {
-		cand = ring[w] & p->out_bits[w];
-		while (cand) {
-			pos = w * 64 + mroce_ctz64(cand);
-			cand &= cand - 1;
-			psn = p->snd_una + ((pos - p->snd_una) % MROCE_PATH_WINDOW);
-			/* the bit must name this psn, not one 256 away */
-			if (psn - cum - 1 >= MROCE_PATH_WINDOW)
-				continue;
-			newly += ent_acked(c, p, psn, &bytes, &batch, now);
-		}
+	/*
+	 * Below cum_psn: every psn still outstanding, in psn order.  Only
+	 * INFLIGHT and LOST entries have their out_bits bit set (ACKED ones
+	 * are skipped, as they are not news).
+	 */
+	for (lo = una; mroce_seq_lt(lo, cum); lo += n) {
+		n = MROCE_MIN(cum - lo, 64u);
+		ack_bits(c, p, lo, ring_bits64(p->out_bits,
+					       lo % MROCE_PATH_WINDOW) &
+			 (n < 64 ? (1ull << n) - 1 : ~0ull), &acc, now);
 	}
-	batch_flush(c, &batch, now);
+
+	/*
+	 * The bitmap: bit i is psn cum + 1 + i.  Of a ring position only the
+	 * psn in [snd_una, snd_una + 256) can be outstanding; it counts if
+	 * it is also in [cum + 1, cum + 257) (a bit may name a psn 256
+	 * away).  So the psns that count are [lo, hi), and only those below
+	 * snd_nxt can be outstanding.  They are taken in ring order (as the
+	 * scoreboard lays them out): when [lo, hi) wraps past ring position
+	 * 0, the part from there on comes first.
+	 */
+	d = una - cum - 1;
+	if (d < MROCE_PATH_WINDOW) {
+		lo = una;
+		hi = cum + 1 + MROCE_PATH_WINDOW;
+	} else {
+		lo = cum + 1;
+		hi = -d < MROCE_PATH_WINDOW ? una + MROCE_PATH_WINDOW : lo;
+	}
+	if (mroce_seq_lt(p->snd_nxt, hi))
+		hi = p->snd_nxt;
+	if (lo != hi && mroce_seq_lt(lo, hi)) {
+		wrap = lo + (MROCE_PATH_WINDOW - lo % MROCE_PATH_WINDOW);
+		if (mroce_seq_lt(wrap, hi)) {
+			sack_range(c, p, ap, wrap, hi, &acc, now);
+			hi = wrap;
+		}
+		sack_range(c, p, ap, lo, hi, &acc, now);
+	}
+	batch_flush(c, &acc.batch, now);
+	p->stats.acked_pkts += acc.newly;
+	p->stats.acked_bytes += acc.bytes;
 
 	/* one past the highest psn the receiver has */
 	top = cum;
@@ -345,13 +429,13 @@ static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 		p->peer_ce = ap->ce_count;
 	}
 
-	if (!newly)
+	if (!acc.newly)
 		return;
 	sample = (u32)((u32)now - ap->echo_ts);
 	if (sample > ap->ack_delay)
 		rtt_sample(c, p, sample - ap->ack_delay);
-	mroce_cc_on_ack(&p->cc, bytes);
-	mroce_cc_on_ack(&c->cc, bytes);
+	mroce_cc_on_ack(&p->cc, acc.bytes);
+	mroce_cc_on_ack(&c->cc, acc.bytes);
 	if (mroce_seq_le(p->wnd_end, p->snd_una)) {
 		mroce_cc_on_window(&p->cc);
 		p->wnd_end = p->snd_nxt;
