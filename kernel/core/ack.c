@@ -67,15 +67,15 @@ void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
 /* Move snd_una past everything resolved (acknowledged or lost). */
 void mroce_path_advance(struct mroce_path *p)
 {
+	u32 una = p->snd_una, nxt = p->snd_nxt;
 	struct mroce_txent *e;
 
-	while (p->snd_una != p->snd_nxt &&
-	       (e = mroce_path_ent(p, p->snd_una))->state !=
-	       MROCE_TXE_INFLIGHT) {
-		out_clear(p, p->snd_una);
+	while (una != nxt &&
+	       (e = mroce_path_ent(p, una))->state != MROCE_TXE_INFLIGHT) {
+		out_clear(p, una);
 		if (e->state == MROCE_TXE_LOST && e->reo) {
 			p->gone[(p->gone_head + p->gone_count) %
-				MROCE_GONE_MAX] = p->snd_una;
+				MROCE_GONE_MAX] = una;
 			if (p->gone_count < MROCE_GONE_MAX)
 				p->gone_count++;
 			else
@@ -83,12 +83,13 @@ void mroce_path_advance(struct mroce_path *p)
 					       MROCE_GONE_MAX;
 		}
 		e->state = MROCE_TXE_FREE;
-		p->snd_una++;
+		una++;
 	}
-	if (p->snd_una != p->snd_nxt)
-		p->una_sent_ns = mroce_path_ent(p, p->snd_una)->sent_ns;
-	if (mroce_seq_lt(p->snd_high, p->snd_una))
-		p->snd_high = p->snd_una;
+	p->snd_una = una;
+	if (una != nxt)
+		p->una_sent_ns = mroce_path_ent(p, una)->sent_ns;
+	if (mroce_seq_lt(p->snd_high, una))
+		p->snd_high = una;
 }
 
 void mroce_path_lose_all(struct mroce_conn *c, struct mroce_path *p)
