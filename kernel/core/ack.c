@@ -501,29 +501,30 @@ u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
 		    struct mroce_tx *tx)
 {
 	u32 off = MROCE_HDR_LEN + MROCE_ACK_EXT_LEN, np = 0, ns = 0, first = 0;
+	u64 mask = c->ack_mask, done = 0;
 	struct mroce_ack_stream e;
-	struct mroce_ack_path ap;
 	struct mroce_stream *st;
 	struct mroce_path *p;
 	struct mroce_pkt pkt;
-	u64 mask = c->ack_mask;
 
-	memset(&pkt, 0, sizeof(pkt));
+	/* mroce_wire_encode() of an ACK reads the header and pkt.ack only */
+	memset(&pkt.hdr, 0, sizeof(pkt.hdr));
+	memset(&pkt.ack, 0, sizeof(pkt.ack));
 	while (mask && off + MROCE_ACK_PATH_LEN <= cap) {
 		p = &c->paths[mroce_ctz64(mask)];
 		mask &= mask - 1;
 		if (!np)
 			first = p->id;
-		mroce_sack_fill(p, &ap, now);
-		mroce_wire_put_ack_path(&ap, buf + off);
+		mroce_sack_put(p, buf + off, now);
 		off += MROCE_ACK_PATH_LEN;
 		np++;
-		c->ack_mask &= ~(1ull << p->id);
+		done |= 1ull << p->id;
 		p->rcv_unacked = 0;
 		if (p->rcv_ce_seen)
 			pkt.hdr.flags |= MROCE_F_ECE;
 		p->rcv_ce_seen = 0;
 	}
+	c->ack_mask &= ~done;
 	while (c->norphan && ns < 255 && off + MROCE_ACK_STREAM_LEN <= cap) {
 		mroce_wire_put_ack_stream(&c->orphan[--c->norphan], buf + off);
 		off += MROCE_ACK_STREAM_LEN;

@@ -208,6 +208,9 @@ enum mroce_sack_result mroce_sack_rx(struct mroce_path *p, u32 psn);
 void mroce_sack_fill(const struct mroce_path *p, struct mroce_ack_path *ap,
 		     u64 now);
 
+/* The same, encoded as the wire's path block at @buf. */
+void mroce_sack_put(const struct mroce_path *p, void *buf, u64 now);
+
 /*
  * Re-align a SACK bitmap whose bit i means psn @base + i onto the ring
  * position of each psn (bit psn % 256), as the sender's scoreboard uses.

@@ -92,6 +92,14 @@ void mroce_sack_fill(const struct mroce_path *p, struct mroce_ack_path *ap,
 		     ap->sack);
 }
 
+void mroce_sack_put(const struct mroce_path *p, void *buf, u64 now)
+{
+	struct mroce_ack_path ap;
+
+	mroce_sack_fill(p, &ap, now);
+	mroce_wire_put_ack_path(&ap, buf);
+}
+
 void mroce_sack_to_ring(const u64 in[MROCE_SACK_WORDS], u32 base,
 			u64 out[MROCE_SACK_WORDS])
 {
