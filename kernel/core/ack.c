@@ -72,7 +72,9 @@ void mroce_path_advance(struct mroce_path *p)
 
 	while (una != nxt &&
 	       (e = mroce_path_ent(p, una))->state != MROCE_TXE_INFLIGHT) {
-		out_clear(p, una);
+		/* an ACKED entry's bit went when it was acknowledged */
+		if (e->state != MROCE_TXE_ACKED)
+			out_clear(p, una);
 		if (e->state == MROCE_TXE_LOST && e->reo) {
 			p->gone[(p->gone_head + p->gone_count) %
 				MROCE_GONE_MAX] = una;
@@ -119,8 +121,17 @@ static void batch_flush(struct mroce_conn *c, struct ack_batch *b, u64 now)
 	b->open = false;
 }
 
-static void batch_add(struct mroce_conn *c, struct ack_batch *b,
-		      const struct mroce_pktref *ref, u64 now)
+static void batch_start(struct mroce_conn *c, struct ack_batch *b,
+			const struct mroce_pktref *ref, u64 now)
+{
+	batch_flush(c, b, now);
+	b->ref = *ref;
+	b->open = true;
+}
+
+/* Inline: once per packet acknowledged; a new run is the rare case. */
+static inline void batch_add(struct mroce_conn *c, struct ack_batch *b,
+			     const struct mroce_pktref *ref, u64 now)
 {
 	if (b->open && b->ref.st == ref->st && b->ref.msn == ref->msn &&
 	    b->ref.kind == ref->kind && b->ref.attempt == ref->attempt &&
@@ -129,9 +140,7 @@ static void batch_add(struct mroce_conn *c, struct ack_batch *b,
 		b->ref.flags |= ref->flags;
 		return;
 	}
-	batch_flush(c, b, now);
-	b->ref = *ref;
-	b->open = true;
+	batch_start(c, b, ref, now);
 }
 
 /* What one ACK block acknowledged, summed as its packets go. */
@@ -174,27 +183,29 @@ static void spurious_loss(struct mroce_conn *c, struct mroce_path *p,
 static void gone_check(struct mroce_conn *c, struct mroce_path *p,
 		       const struct mroce_ack_path *ap, u32 top, u64 now)
 {
-	u32 i, n = p->gone_count, psn, d;
+	u32 i, n = p->gone_count, head = p->gone_head, psn, d;
+	u32 cum = ap->cum_psn, old = top - MROCE_PATH_WINDOW;
 	u32 keep[MROCE_GONE_MAX], nkeep = 0;
+	/* from the start of the array (as it is after the first call) the
+	 * survivors are compacted in place: never ahead of the reads
+	 */
+	u32 *out = head ? keep : p->gone;
 
 	for (i = 0; i < n; i++) {
-		psn = p->gone[(p->gone_head + i) % MROCE_GONE_MAX];
-		if (mroce_seq_lt(psn, top - MROCE_PATH_WINDOW))
+		psn = p->gone[(head + i) % MROCE_GONE_MAX];
+		if (mroce_seq_lt(psn, old))
 			continue;			/* too old to tell */
-		if (mroce_seq_lt(psn, ap->cum_psn)) {
+		d = psn - cum - 1;
+		if (mroce_seq_lt(psn, cum) ||
+		    (d < MROCE_PATH_WINDOW && (ap->sack[d / 64] >> (d % 64) & 1))) {
 			spurious_loss(c, p, true, now);
 			continue;
 		}
-		d = psn - ap->cum_psn - 1;
-		if (d < MROCE_PATH_WINDOW &&
-		    (ap->sack[d / 64] >> (d % 64) & 1)) {
-			spurious_loss(c, p, true, now);
-			continue;
-		}
-		keep[nkeep++] = psn;
+		out[nkeep++] = psn;
 	}
-	for (i = 0; i < nkeep; i++)
-		p->gone[i] = keep[i];
+	if (head)
+		for (i = 0; i < nkeep; i++)
+			p->gone[i] = keep[i];
 	p->gone_head = 0;
 	p->gone_count = (u8)nkeep;
 }
