@@ -67,15 +67,17 @@ void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
 /* Move snd_una past everything resolved (acknowledged or lost). */
 void mroce_path_advance(struct mroce_path *p)
 {
+	u32 una = p->snd_una, nxt = p->snd_nxt;
 	struct mroce_txent *e;
 
-	while (p->snd_una != p->snd_nxt &&
-	       (e = mroce_path_ent(p, p->snd_una))->state !=
-	       MROCE_TXE_INFLIGHT) {
-		out_clear(p, p->snd_una);
+	while (una != nxt &&
+	       (e = mroce_path_ent(p, una))->state != MROCE_TXE_INFLIGHT) {
+		/* an ACKED entry's bit went when it was acknowledged */
+		if (e->state != MROCE_TXE_ACKED)
+			out_clear(p, una);
 		if (e->state == MROCE_TXE_LOST && e->reo) {
 			p->gone[(p->gone_head + p->gone_count) %
-				MROCE_GONE_MAX] = p->snd_una;
+				MROCE_GONE_MAX] = una;
 			if (p->gone_count < MROCE_GONE_MAX)
 				p->gone_count++;
 			else
@@ -83,12 +85,13 @@ void mroce_path_advance(struct mroce_path *p)
 					       MROCE_GONE_MAX;
 		}
 		e->state = MROCE_TXE_FREE;
-		p->snd_una++;
+		una++;
 	}
-	if (p->snd_una != p->snd_nxt)
-		p->una_sent_ns = mroce_path_ent(p, p->snd_una)->sent_ns;
-	if (mroce_seq_lt(p->snd_high, p->snd_una))
-		p->snd_high = p->snd_una;
+	p->snd_una = una;
+	if (una != nxt)
+		p->una_sent_ns = mroce_path_ent(p, una)->sent_ns;
+	if (mroce_seq_lt(p->snd_high, una))
+		p->snd_high = una;
 }
 
 void mroce_path_lose_all(struct mroce_conn *c, struct mroce_path *p)
@@ -118,8 +121,17 @@ static void batch_flush(struct mroce_conn *c, struct ack_batch *b, u64 now)
 	b->open = false;
 }
 
-static void batch_add(struct mroce_conn *c, struct ack_batch *b,
-		      const struct mroce_pktref *ref, u64 now)
+static void batch_start(struct mroce_conn *c, struct ack_batch *b,
+			const struct mroce_pktref *ref, u64 now)
+{
+	batch_flush(c, b, now);
+	b->ref = *ref;
+	b->open = true;
+}
+
+/* Inline: once per packet acknowledged; a new run is the rare case. */
+static inline void batch_add(struct mroce_conn *c, struct ack_batch *b,
+			     const struct mroce_pktref *ref, u64 now)
 {
 	if (b->open && b->ref.st == ref->st && b->ref.msn == ref->msn &&
 	    b->ref.kind == ref->kind && b->ref.attempt == ref->attempt &&
@@ -128,10 +140,15 @@ static void batch_add(struct mroce_conn *c, struct ack_batch *b,
 		b->ref.flags |= ref->flags;
 		return;
 	}
-	batch_flush(c, b, now);
-	b->ref = *ref;
-	b->open = true;
+	batch_start(c, b, ref, now);
 }
+
+/* What one ACK block acknowledged, summed as its packets go. */
+struct ack_acc {
+	struct ack_batch batch;
+	u32 bytes;
+	u32 newly;
+};
 
 /*
  * A packet we gave up arrived after all.  If it was given up for being
@@ -166,42 +183,47 @@ static void spurious_loss(struct mroce_conn *c, struct mroce_path *p,
 static void gone_check(struct mroce_conn *c, struct mroce_path *p,
 		       const struct mroce_ack_path *ap, u32 top, u64 now)
 {
-	u32 i, n = p->gone_count, psn, d;
+	u32 i, n = p->gone_count, head = p->gone_head, psn, d;
+	u32 cum = ap->cum_psn, old = top - MROCE_PATH_WINDOW;
 	u32 keep[MROCE_GONE_MAX], nkeep = 0;
+	/* from the start of the array (as it is after the first call) the
+	 * survivors are compacted in place: never ahead of the reads
+	 */
+	u32 *out = head ? keep : p->gone;
 
 	for (i = 0; i < n; i++) {
-		psn = p->gone[(p->gone_head + i) % MROCE_GONE_MAX];
-		if (mroce_seq_lt(psn, top - MROCE_PATH_WINDOW))
+		psn = p->gone[(head + i) % MROCE_GONE_MAX];
+		if (mroce_seq_lt(psn, old))
 			continue;			/* too old to tell */
-		if (mroce_seq_lt(psn, ap->cum_psn)) {
+		d = psn - cum - 1;
+		if (mroce_seq_lt(psn, cum) ||
+		    (d < MROCE_PATH_WINDOW && (ap->sack[d / 64] >> (d % 64) & 1))) {
 			spurious_loss(c, p, true, now);
 			continue;
 		}
-		d = psn - ap->cum_psn - 1;
-		if (d < MROCE_PATH_WINDOW &&
-		    (ap->sack[d / 64] >> (d % 64) & 1)) {
-			spurious_loss(c, p, true, now);
-			continue;
-		}
-		keep[nkeep++] = psn;
+		out[nkeep++] = psn;
 	}
-	for (i = 0; i < nkeep; i++)
-		p->gone[i] = keep[i];
+	if (head)
+		for (i = 0; i < nkeep; i++)
+			p->gone[i] = keep[i];
 	p->gone_head = 0;
 	p->gone_count = (u8)nkeep;
 }
 
-/* One packet acknowledged; returns true if it was news. */
-/* Per acknowledged packet: inlined into both loops of ack_path(). */
-static inline bool ent_acked(struct mroce_conn *c, struct mroce_path *p,
-			     u32 psn, u32 *bytes, struct ack_batch *b, u64 now)
+/*
+ * One packet acknowledged.  Its out_bits bit was set, so it is INFLIGHT or
+ * LOST and this is news (anything else is left alone, as ever).
+ */
+static inline void ent_acked(struct mroce_conn *c, struct mroce_path *p,
+			     u32 psn, struct ack_acc *acc, u64 now)
 {
 	struct mroce_txent *e = mroce_path_ent(p, psn);
+	u32 len = e->ref.len;
 
 	if (e->state == MROCE_TXE_INFLIGHT) {
-		p->inflight -= e->ref.len;
+		p->inflight -= len;
 		p->inflight_pkts--;
-		c->inflight -= e->ref.len;
+		c->inflight -= len;
 		if (e->sent_ns >= p->rack_sent_ns) {
 			p->rack_sent_ns = e->sent_ns;
 			p->rack_rtt_ns = now - e->sent_ns;
@@ -210,16 +232,65 @@ static inline bool ent_acked(struct mroce_conn *c, struct mroce_path *p,
 		/* it arrived after all: the dsn check skips the resend */
 		spurious_loss(c, p, e->reo, now);
 	} else {
-		return false;
+		return;
 	}
 	e->state = MROCE_TXE_ACKED;
 	out_clear(p, psn);
-	p->stats.acked_pkts++;
-	p->stats.acked_bytes += e->ref.len;
-	*bytes += e->ref.len;
+	acc->newly++;
+	acc->bytes += len;
 	if (mroce_dsn_tx_ack(c, e->ref.dsn) && e->ref.st)
-		batch_add(c, b, &e->ref, now);
-	return true;
+		batch_add(c, &acc->batch, &e->ref, now);
+}
+
+/* Acknowledge psn @base + i for every bit i of @m, lowest first. */
+static void ack_bits(struct mroce_conn *c, struct mroce_path *p, u32 base,
+		     u64 m, struct ack_acc *acc, u64 now)
+{
+	while (m) {
+		ent_acked(c, p, base + mroce_ctz64(m), acc, now);
+		m &= m - 1;
+	}
+}
+
+/* 64 bits of a 256-bit ring from position @pos on, wrapping around. */
+static inline u64 ring_bits64(const u64 *bits, u32 pos)
+{
+	u32 q = pos / 64 % MROCE_SACK_WORDS, s = pos % 64;
+
+	return bits[q] >> s |
+	       bits[(q + 1) % MROCE_SACK_WORDS] << 1 << (63 - s);
+}
+
+/* 64 bits of a SACK bitmap from bit @i (< 256) on; zero past its end. */
+static inline u64 sack_bits64(const u64 *sack, u32 i)
+{
+	u32 q = i / 64, s = i % 64;
+	u64 hi = q + 1 < MROCE_SACK_WORDS ? sack[q + 1] : 0;
+
+	return sack[q] >> s | hi << 1 << (63 - s);
+}
+
+/*
+ * The SACKed psns in [@a, @b) (ascending, at most 256 psns, all in the
+ * bitmap's span above cum_psn) that are still unresolved here, in psn
+ * order.  Word-wise: what is outstanding (out_bits, in ring order) and
+ * what the bitmap says arrived, 64 psns at a time.
+ */
+static void sack_range(struct mroce_conn *c, struct mroce_path *p,
+		       const struct mroce_ack_path *ap, u32 a, u32 b,
+		       struct ack_acc *acc, u64 now)
+{
+	u32 n;
+	u64 m;
+
+	for (; a != b; a += n) {
+		n = MROCE_MIN(b - a, 64u);
+		m = ring_bits64(p->out_bits, a % MROCE_PATH_WINDOW) &
+		    sack_bits64(ap->sack, a - ap->cum_psn - 1);
+		if (n < 64)
+			m &= (1ull << n) - 1;
+		ack_bits(c, p, a, m, acc, now);
+	}
 }
 
 /*
@@ -287,9 +358,9 @@ static void rtt_sample(struct mroce_conn *c, struct mroce_path *p, u64 rtt)
 static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 		     const struct mroce_ack_path *ap, u64 now)
 {
-	u32 cum = ap->cum_psn, bytes = 0, newly = 0, psn, pos, w, top;
-	u64 ring[MROCE_SACK_WORDS], cand, sample;
-	struct ack_batch batch = { .open = false };
+	u32 cum = ap->cum_psn, una = p->snd_una, n, d, lo, hi, wrap, top;
+	struct ack_acc acc = { .batch.open = false };
+	u64 sample;
 	int i;
 
 	/* acknowledging what was never sent is a broken or hostile peer */
@@ -297,23 +368,48 @@ static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 		c->stats.rx_drop_ack++;
 		return;
 	}
-	for (psn = p->snd_una; mroce_seq_lt(psn, cum); psn++)
-		newly += ent_acked(c, p, psn, &bytes, &batch, now);
-
-	mroce_sack_to_ring(ap->sack, cum + 1, ring);
-	for (w = 0; w < MROCE_SACK_WORDS; w++) {
-		cand = ring[w] & p->out_bits[w];
-		while (cand) {
-			pos = w * 64 + mroce_ctz64(cand);
-			cand &= cand - 1;
-			psn = p->snd_una + ((pos - p->snd_una) % MROCE_PATH_WINDOW);
-			/* the bit must name this psn, not one 256 away */
-			if (psn - cum - 1 >= MROCE_PATH_WINDOW)
-				continue;
-			newly += ent_acked(c, p, psn, &bytes, &batch, now);
-		}
+	/*
+	 * Below cum_psn: every psn still outstanding, in psn order.  Only
+	 * INFLIGHT and LOST entries have their out_bits bit set (ACKED ones
+	 * are skipped, as they are not news).
+	 */
+	for (lo = una; mroce_seq_lt(lo, cum); lo += n) {
+		n = MROCE_MIN(cum - lo, 64u);
+		ack_bits(c, p, lo, ring_bits64(p->out_bits,
+					       lo % MROCE_PATH_WINDOW) &
+			 (n < 64 ? (1ull << n) - 1 : ~0ull), &acc, now);
 	}
-	batch_flush(c, &batch, now);
+
+	/*
+	 * The bitmap: bit i is psn cum + 1 + i.  Of a ring position only the
+	 * psn in [snd_una, snd_una + 256) can be outstanding; it counts if
+	 * it is also in [cum + 1, cum + 257) (a bit may name a psn 256
+	 * away).  So the psns that count are [lo, hi), and only those below
+	 * snd_nxt can be outstanding.  They are taken in ring order (as the
+	 * scoreboard lays them out): when [lo, hi) wraps past ring position
+	 * 0, the part from there on comes first.
+	 */
+	d = una - cum - 1;
+	if (d < MROCE_PATH_WINDOW) {
+		lo = una;
+		hi = cum + 1 + MROCE_PATH_WINDOW;
+	} else {
+		lo = cum + 1;
+		hi = -d < MROCE_PATH_WINDOW ? una + MROCE_PATH_WINDOW : lo;
+	}
+	if (mroce_seq_lt(p->snd_nxt, hi))
+		hi = p->snd_nxt;
+	if (lo != hi && mroce_seq_lt(lo, hi)) {
+		wrap = lo + (MROCE_PATH_WINDOW - lo % MROCE_PATH_WINDOW);
+		if (mroce_seq_lt(wrap, hi)) {
+			sack_range(c, p, ap, wrap, hi, &acc, now);
+			hi = wrap;
+		}
+		sack_range(c, p, ap, lo, hi, &acc, now);
+	}
+	batch_flush(c, &acc.batch, now);
+	p->stats.acked_pkts += acc.newly;
+	p->stats.acked_bytes += acc.bytes;
 
 	/* one past the highest psn the receiver has */
 	top = cum;
@@ -345,13 +441,13 @@ static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 		p->peer_ce = ap->ce_count;
 	}
 
-	if (!newly)
+	if (!acc.newly)
 		return;
 	sample = (u32)((u32)now - ap->echo_ts);
 	if (sample > ap->ack_delay)
 		rtt_sample(c, p, sample - ap->ack_delay);
-	mroce_cc_on_ack(&p->cc, bytes);
-	mroce_cc_on_ack(&c->cc, bytes);
+	mroce_cc_on_ack(&p->cc, acc.bytes);
+	mroce_cc_on_ack(&c->cc, acc.bytes);
 	if (mroce_seq_le(p->wnd_end, p->snd_una)) {
 		mroce_cc_on_window(&p->cc);
 		p->wnd_end = p->snd_nxt;
@@ -416,29 +512,30 @@ u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
 		    struct mroce_tx *tx)
 {
 	u32 off = MROCE_HDR_LEN + MROCE_ACK_EXT_LEN, np = 0, ns = 0, first = 0;
+	u64 mask = c->ack_mask, done = 0;
 	struct mroce_ack_stream e;
-	struct mroce_ack_path ap;
 	struct mroce_stream *st;
 	struct mroce_path *p;
 	struct mroce_pkt pkt;
-	u64 mask = c->ack_mask;
 
-	memset(&pkt, 0, sizeof(pkt));
+	/* mroce_wire_encode() of an ACK reads the header and pkt.ack only */
+	memset(&pkt.hdr, 0, sizeof(pkt.hdr));
+	memset(&pkt.ack, 0, sizeof(pkt.ack));
 	while (mask && off + MROCE_ACK_PATH_LEN <= cap) {
 		p = &c->paths[mroce_ctz64(mask)];
 		mask &= mask - 1;
 		if (!np)
 			first = p->id;
-		mroce_sack_fill(p, &ap, now);
-		mroce_wire_put_ack_path(&ap, buf + off);
+		mroce_sack_put(p, buf + off, now);
 		off += MROCE_ACK_PATH_LEN;
 		np++;
-		c->ack_mask &= ~(1ull << p->id);
+		done |= 1ull << p->id;
 		p->rcv_unacked = 0;
 		if (p->rcv_ce_seen)
 			pkt.hdr.flags |= MROCE_F_ECE;
 		p->rcv_ce_seen = 0;
 	}
+	c->ack_mask &= ~done;
 	while (c->norphan && ns < 255 && off + MROCE_ACK_STREAM_LEN <= cap) {
 		mroce_wire_put_ack_stream(&c->orphan[--c->norphan], buf + off);
 		off += MROCE_ACK_STREAM_LEN;

@@ -47,3 +47,28 @@ enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn)
 	}
 	return MROCE_DSN_NEW;
 }
+
+/* Clearing their bits a word at a time: a bit loop was ~15 per dsn. */
+void mroce_dsn_tx_advance(struct mroce_conn *c)
+{
+	u32 una = c->tx_dsn_una + 1, left = c->tx_dsn_nxt - una, pos, s, k;
+	u64 *w, run;
+
+	while (left) {
+		pos = una & MROCE_DSN_MASK;
+		s = pos % 64;
+		w = &c->tx_dsn_acked[pos / 64];
+		/* acknowledged dsns from una on, up to the word's end */
+		run = ~(*w >> s);
+		k = run ? mroce_ctz64(run) : 64;
+		k = MROCE_MIN(MROCE_MIN(k, 64 - s), left);
+		if (!k)
+			break;
+		*w &= ~((k == 64 ? ~0ull : (1ull << k) - 1) << s);
+		una += k;
+		left -= k;
+		if (s + k < 64)
+			break;	/* stopped at a gap or at tx_dsn_nxt */
+	}
+	c->tx_dsn_una = una;
+}

@@ -75,6 +75,13 @@ static inline bool mroce_dsn_tx_acked(const struct mroce_conn *c, u32 dsn)
 	return mroce_bit_test(c->tx_dsn_acked, dsn, MROCE_DSN_MASK);
 }
 
+/*
+ * tx_dsn_una was just acknowledged: move it past it and the run of
+ * acknowledged dsns behind it (out of line: it keeps the inline part of
+ * mroce_dsn_tx_ack() small where it is inlined).
+ */
+void mroce_dsn_tx_advance(struct mroce_conn *c);
+
 /* Returns true if @dsn was not acknowledged before. */
 static inline bool mroce_dsn_tx_ack(struct mroce_conn *c, u32 dsn)
 {
@@ -88,12 +95,7 @@ static inline bool mroce_dsn_tx_ack(struct mroce_conn *c, u32 dsn)
 		mroce_bit_set(c->tx_dsn_acked, dsn, MROCE_DSN_MASK);
 		return true;
 	}
-	c->tx_dsn_una++;
-	while (c->tx_dsn_una != c->tx_dsn_nxt &&
-	       mroce_bit_test(c->tx_dsn_acked, c->tx_dsn_una, MROCE_DSN_MASK)) {
-		mroce_bit_clear(c->tx_dsn_acked, c->tx_dsn_una, MROCE_DSN_MASK);
-		c->tx_dsn_una++;
-	}
+	mroce_dsn_tx_advance(c);
 	return true;
 }
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Path bookkeeping shared by both halves: initialisation and the RTT
- * estimator (RFC 6298 arithmetic in integer nanoseconds).  What a path
- * does on ACKs, losses and timeouts lives in ack.c and timers.c, where the
- * connection-wide consequences are handled too.
+ * Path bookkeeping shared by both halves: initialisation (the RTT
+ * estimator, RFC 6298 arithmetic in integer nanoseconds, is inline in
+ * path.h).  What a path does on ACKs, losses and timeouts lives in ack.c
+ * and timers.c, where the connection-wide consequences are handled too.
  */
 #include "path.h"
 
@@ -27,28 +27,4 @@ void mroce_path_init(struct mroce_path *p, u16 id, u16 sport, u32 mss,
 	p->tlp_left = MROCE_TLP_MAX;
 	mroce_cc_init(&p->cc, mss, init_cwnd, MROCE_PATH_WINDOW * mss);
 	/* the ring is only read for psns in [snd_una, snd_nxt) */
-}
-
-void mroce_rtt_sample(struct mroce_rtt *r, u64 sample, u64 rto_min,
-		      u64 rto_max)
-{
-	u64 var;
-
-	r->latest = sample;
-	if (!r->samples++) {
-		r->srtt = sample;
-		r->rttvar = sample / 2;
-		r->min_rtt = sample;
-	} else {
-		var = r->srtt > sample ? r->srtt - sample : sample - r->srtt;
-		r->rttvar = r->rttvar - r->rttvar / 4 + var / 4;
-		r->srtt = r->srtt - r->srtt / 8 + sample / 8;
-		if (sample < r->min_rtt)
-			r->min_rtt = sample;
-	}
-	r->rto = r->srtt + MROCE_MAX(4 * r->rttvar, rto_min / 4);
-	if (r->rto < rto_min)
-		r->rto = rto_min;
-	if (r->rto > rto_max)
-		r->rto = rto_max;
 }

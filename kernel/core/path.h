@@ -190,9 +190,33 @@ static inline bool mroce_path_ring_full(const struct mroce_path *p)
 void mroce_path_init(struct mroce_path *p, u16 id, u16 sport, u32 mss,
 		     u32 init_cwnd, u64 rto_init, u64 now);
 
-/* Fold an RTT sample into the estimator; recompute the RTO. */
-void mroce_rtt_sample(struct mroce_rtt *r, u64 sample, u64 rto_min,
-		      u64 rto_max);
+/*
+ * Fold an RTT sample into the estimator; recompute the RTO.  Inline: once
+ * per ACK block that acknowledged something.
+ */
+static inline void mroce_rtt_sample(struct mroce_rtt *r, u64 sample,
+				    u64 rto_min, u64 rto_max)
+{
+	u64 var;
+
+	r->latest = sample;
+	if (!r->samples++) {
+		r->srtt = sample;
+		r->rttvar = sample / 2;
+		r->min_rtt = sample;
+	} else {
+		var = r->srtt > sample ? r->srtt - sample : sample - r->srtt;
+		r->rttvar = r->rttvar - r->rttvar / 4 + var / 4;
+		r->srtt = r->srtt - r->srtt / 8 + sample / 8;
+		if (sample < r->min_rtt)
+			r->min_rtt = sample;
+	}
+	r->rto = r->srtt + MROCE_MAX(4 * r->rttvar, rto_min / 4);
+	if (r->rto < rto_min)
+		r->rto = rto_min;
+	if (r->rto > rto_max)
+		r->rto = rto_max;
+}
 
 /* ---- receiver half (sack.c) ---- */
 
@@ -207,6 +231,9 @@ enum mroce_sack_result mroce_sack_rx(struct mroce_path *p, u32 psn);
 /* Fill @ap with this path's receive state (cum_psn + SACK bitmap). */
 void mroce_sack_fill(const struct mroce_path *p, struct mroce_ack_path *ap,
 		     u64 now);
+
+/* The same, encoded as the wire's path block at @buf. */
+void mroce_sack_put(const struct mroce_path *p, void *buf, u64 now);
 
 /*
  * Re-align a SACK bitmap whose bit i means psn @base + i onto the ring

@@ -82,6 +82,30 @@ static inline u64 mroce_get_be64(const void *p)
 	return (u64)mroce_get_be32(p) << 32 | mroce_get_be32((const u8 *)p + 4);
 }
 
+/*
+ * Big-endian stores: on little-endian hosts a byte swap and one store
+ * (what the kernel's put_unaligned_be*() compile to).  Spelled byte by
+ * byte, GCC merges them only sometimes once inlined.
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline void mroce_put_be16(u16 v, void *p)
+{
+	v = __builtin_bswap16(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void mroce_put_be32(u32 v, void *p)
+{
+	v = __builtin_bswap32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void mroce_put_be64(u64 v, void *p)
+{
+	v = __builtin_bswap64(v);
+	memcpy(p, &v, sizeof(v));
+}
+#else
 static inline void mroce_put_be16(u16 v, void *p)
 {
 	u8 *b = (u8 *)p;
@@ -105,6 +129,7 @@ static inline void mroce_put_be64(u64 v, void *p)
 	mroce_put_be32((u32)(v >> 32), p);
 	mroce_put_be32((u32)v, (u8 *)p + 4);
 }
+#endif
 #endif /* __KERNEL__ */
 
 #define mroce_ctz64(x)		((unsigned int)__builtin_ctzll(x))

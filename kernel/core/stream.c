@@ -292,7 +292,7 @@ bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
 	return true;
 }
 
-bool mroce_pktref_live(const struct mroce_pktref *ref)
+static inline bool pktref_live(const struct mroce_pktref *ref)
 {
 	struct mroce_stream *st = ref->st;
 	const struct mroce_txmsg *t;
@@ -309,6 +309,11 @@ bool mroce_pktref_live(const struct mroce_pktref *ref)
 	       (t->state == MROCE_TXM_SENDING || t->state == MROCE_TXM_SENT) &&
 	       mroce_seq_le(st->tx_una, ref->msn) &&
 	       mroce_seq_lt(ref->msn, st->tx_end);
+}
+
+bool mroce_pktref_live(const struct mroce_pktref *ref)
+{
+	return pktref_live(ref);
 }
 
 void mroce_stream_fill(const struct mroce_pktref *ref, struct mroce_pkt *pkt,
@@ -423,7 +428,7 @@ void mroce_stream_pkt_acked(struct mroce_conn *c,
 {
 	struct mroce_stream *st = ref->st;
 
-	if (!mroce_pktref_live(ref))
+	if (!pktref_live(ref))	/* inline: once per run acknowledged */
 		return;
 	if (ref->kind == MROCE_TXE_RESP) {
 		struct mroce_resp *r = &st->resp[ref->resp];

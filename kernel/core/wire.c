@@ -348,39 +348,6 @@ void mroce_wire_ack_stream(const void *buf, const struct mroce_pkt *pkt,
 	out->rnr_delay_us = mroce_get_be16(p + 14);
 }
 
-/*
- * Bitmap words go out least significant byte first.  Spelled out byte by
- * byte so the compiler merges it into one 8-byte store on little-endian
- * hosts (a per-byte loop over the bitmap cost ~350 instructions per block).
- */
-static inline void put_le64(u64 v, u8 *p)
-{
-	p[0] = (u8)v;
-	p[1] = (u8)(v >> 8);
-	p[2] = (u8)(v >> 16);
-	p[3] = (u8)(v >> 24);
-	p[4] = (u8)(v >> 32);
-	p[5] = (u8)(v >> 40);
-	p[6] = (u8)(v >> 48);
-	p[7] = (u8)(v >> 56);
-}
-
-void mroce_wire_put_ack_path(const struct mroce_ack_path *ap, void *buf)
-{
-	u8 *p = (u8 *)buf;
-	unsigned int k;
-
-	mroce_put_be16(ap->path, p);
-	mroce_put_be16(0, p + 2);
-	mroce_put_be32(ap->cum_psn, p + 4);
-	mroce_put_be32(ap->echo_ts, p + 8);
-	mroce_put_be32(ap->ack_delay, p + 12);
-	mroce_put_be32(ap->ce_count, p + 16);
-	mroce_put_be32(ap->rcv_count, p + 20);
-	for (k = 0; k < MROCE_SACK_WORDS; k++)
-		put_le64(ap->sack[k], p + 24 + 8 * k);
-}
-
 void mroce_wire_put_ack_stream(const struct mroce_ack_stream *as, void *buf)
 {
 	u8 *p = (u8 *)buf;

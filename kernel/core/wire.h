@@ -222,8 +222,41 @@ void mroce_wire_ack_stream(const void *buf, const struct mroce_pkt *pkt,
 
 /* Encode header + extension of @pkt into @buf; returns bytes written. */
 u32 mroce_wire_encode(const struct mroce_pkt *pkt, void *buf);
-void mroce_wire_put_ack_path(const struct mroce_ack_path *ap, void *buf);
 void mroce_wire_put_ack_stream(const struct mroce_ack_stream *as, void *buf);
+
+/* Bitmap words go out least significant byte first. */
+static inline void mroce_wire_put_le64(u64 v, u8 *p)
+{
+#if !defined(__KERNEL__) && defined(__BYTE_ORDER__) && \
+	__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, sizeof(v));
+#elif defined(__KERNEL__)
+	put_unaligned_le64(v, p);
+#else
+	unsigned int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (u8)(v >> 8 * i);
+#endif
+}
+
+/* Inline: mroce_sack_put() builds a block straight into the packet. */
+static inline void mroce_wire_put_ack_path(const struct mroce_ack_path *ap,
+					   void *buf)
+{
+	u8 *p = (u8 *)buf;
+	unsigned int k;
+
+	mroce_put_be16(ap->path, p);
+	mroce_put_be16(0, p + 2);
+	mroce_put_be32(ap->cum_psn, p + 4);
+	mroce_put_be32(ap->echo_ts, p + 8);
+	mroce_put_be32(ap->ack_delay, p + 12);
+	mroce_put_be32(ap->ce_count, p + 16);
+	mroce_put_be32(ap->rcv_count, p + 20);
+	for (k = 0; k < MROCE_SACK_WORDS; k++)
+		mroce_wire_put_le64(ap->sack[k], p + 24 + 8 * k);
+}
 
 #ifdef __cplusplus
 }
