@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "input.h"
+#include "timer_ref.h"
 
 extern "C" {
 #include "conn.h"
@@ -1093,6 +1094,11 @@ void World::check_stream(const Qp &q) {
 }
 
 void World::check() {
+  // the optimised deadline scan against the plain one, after every step
+  FUZZ_REQUIRE(mroce_conn_next_timer(c) == mroce_next_timer_ref(c),
+               "next_timer %llu, reference %llu",
+               static_cast<unsigned long long>(mroce_conn_next_timer(c)),
+               static_cast<unsigned long long>(mroce_next_timer_ref(c)));
   FUZZ_REQUIRE(c->state <= MROCE_CONN_FAILED, "state %u", c->state);
   FUZZ_REQUIRE(c->npaths >= 1 && c->npaths <= c->cfg.npaths, "npaths %u",
                c->npaths);
