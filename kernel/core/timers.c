@@ -37,16 +37,8 @@
  */
 #include "internal.h"
 
-static inline u64 earliest(u64 a, u64 b)
-{
-	if (!a)
-		return b;
-	if (!b)
-		return a;
-	return a < b ? a : b;
-}
-
-static u64 tlp_timeout(const struct mroce_conn *c, const struct mroce_path *p)
+static inline u64 tlp_timeout(const struct mroce_conn *c,
+			      const struct mroce_path *p)
 {
 	/* without a sample, the RTT is unknown: wait a whole initial RTO */
 	u64 t;
@@ -80,11 +72,27 @@ static u64 path_tlp_at(const struct mroce_conn *c, const struct mroce_path *p)
 	       (tlp_timeout(c, p) << (MROCE_TLP_MAX - p->tlp_left));
 }
 
+/*
+ * Keep the earliest of deadlines where 0 means none: minimise d - 1, which
+ * turns "none" into U64_MAX, so every deadline is one compare (a cmov) and
+ * no branch; the caller adds the 1 back (U64_MAX + 1: still none).
+ */
+static inline u64 earlier1(u64 m, u64 d)
+{
+	d -= 1;
+	return d < m ? d : m;
+}
+
+/*
+ * Called after every core call, so this is the scan of every path on the
+ * hot path: the deadlines of path_rto_at() and path_tlp_at(), inline and
+ * without a branch per "none".
+ */
 u64 mroce_conn_next_timer(const struct mroce_conn *c)
 {
+	const struct mroce_path *p, *end;
 	const struct mroce_list *pos;
-	u64 at = 0;
-	u32 i;
+	u64 epoch_ns, m = ~0ULL;
 
 	switch (c->state) {
 	case MROCE_CONN_CONNECTING:
@@ -95,32 +103,37 @@ u64 mroce_conn_next_timer(const struct mroce_conn *c)
 		return 0;
 	}
 	if (!c->peer_nonce && c->hello_tries <= c->cfg.hello_retries)
-		at = earliest(at, c->hello_at);
-	if (c->ack_at)
-		at = earliest(at, c->ack_at);
+		m = earlier1(m, c->hello_at);
+	m = earlier1(m, c->ack_at);
 	/* only when the pacer, not a window, is what holds data back */
 	if (c->paced)
-		at = earliest(at, c->pace_next_ns);
-	for (i = 0; i < c->npaths; i++) {
-		const struct mroce_path *p = &c->paths[i];
-
-		at = earliest(at, path_rto_at(p));
-		at = earliest(at, p->reo_at);
-		at = earliest(at, path_tlp_at(c, p));
-		if (p->state == MROCE_PATH_PROBING)
-			at = earliest(at, p->probe_at);
+		m = earlier1(m, c->pace_next_ns);
+	epoch_ns = c->cfg.epoch_ns;
+	for (p = c->paths, end = p + c->npaths; p < end; p++) {
+		m = earlier1(m, p->reo_at);
 		if (p->epoch_sent)
-			at = earliest(at, p->epoch_start + c->cfg.epoch_ns);
+			m = earlier1(m, p->epoch_start + epoch_ns);
+		if (p->state == MROCE_PATH_PROBING)
+			m = earlier1(m, p->probe_at);
+		if (!p->inflight_pkts)
+			continue;
+		m = earlier1(m, MROCE_MAX(p->una_sent_ns, p->last_ack_ns) +
+				p->rtt.rto);
+		if (p->tlp_left && p->state == MROCE_PATH_ACTIVE)
+			m = earlier1(m, MROCE_MAX(p->last_send_ns,
+						  p->last_ack_ns) +
+				     (tlp_timeout(c, p) <<
+				      (MROCE_TLP_MAX - p->tlp_left)));
 	}
 	for (pos = c->waitq.next; pos != &c->waitq; pos = pos->next) {
 		const struct mroce_stream *st =
 			mroce_list_entry(pos, struct mroce_stream, waitq);
 
-		at = earliest(at, st->wake_at);
+		m = earlier1(m, st->wake_at);
 	}
 	if (mroce_conn_has_work(c))
-		at = earliest(at, c->last_progress_ns + c->cfg.dead_ns);
-	return at;
+		m = earlier1(m, c->last_progress_ns + c->cfg.dead_ns);
+	return m + 1;
 }
 
 static void on_rto(struct mroce_conn *c, struct mroce_path *p, u64 now)
