@@ -83,16 +83,38 @@ static inline u64 earlier1(u64 m, u64 d)
 	return d < m ? d : m;
 }
 
+/* earlier1() of m and every deadline of @p */
+static inline u64 path_earliest(const struct mroce_conn *c,
+				const struct mroce_path *p, u64 m)
+{
+	m = earlier1(m, p->reo_at);
+	if (p->epoch_sent)
+		m = earlier1(m, p->epoch_start + c->cfg.epoch_ns);
+	if (p->state == MROCE_PATH_PROBING)
+		m = earlier1(m, p->probe_at);
+	if (!p->inflight_pkts)
+		return m;
+	m = earlier1(m, MROCE_MAX(p->una_sent_ns, p->last_ack_ns) +
+			p->rtt.rto);
+	if (p->tlp_left && p->state == MROCE_PATH_ACTIVE)
+		m = earlier1(m, MROCE_MAX(p->last_send_ns, p->last_ack_ns) +
+			     (tlp_timeout(c, p) <<
+			      (MROCE_TLP_MAX - p->tlp_left)));
+	return m;
+}
+
 /*
- * Called after every core call, so this is the scan of every path on the
- * hot path: the deadlines of path_rto_at() and path_tlp_at(), inline and
- * without a branch per "none".
+ * Called after every core call: only the paths of timer_mask are read (a
+ * path without traffic in this epoch has no deadline), their deadlines
+ * those of path_rto_at() and path_tlp_at(), inline and without a branch per
+ * "none".  selftests/fuzz/timer_ref.c keeps the plain scan as the oracle.
  */
 u64 mroce_conn_next_timer(const struct mroce_conn *c)
 {
-	const struct mroce_path *p, *end;
+	const struct mroce_path *p;
 	const struct mroce_list *pos;
-	u64 epoch_ns, m = ~0ULL;
+	u64 paths, m = ~0ULL;
+	u32 n;
 
 	switch (c->state) {
 	case MROCE_CONN_CONNECTING:
@@ -108,22 +130,14 @@ u64 mroce_conn_next_timer(const struct mroce_conn *c)
 	/* only when the pacer, not a window, is what holds data back */
 	if (c->paced)
 		m = earlier1(m, c->pace_next_ns);
-	epoch_ns = c->cfg.epoch_ns;
-	for (p = c->paths, end = p + c->npaths; p < end; p++) {
-		m = earlier1(m, p->reo_at);
-		if (p->epoch_sent)
-			m = earlier1(m, p->epoch_start + epoch_ns);
-		if (p->state == MROCE_PATH_PROBING)
-			m = earlier1(m, p->probe_at);
-		if (!p->inflight_pkts)
-			continue;
-		m = earlier1(m, MROCE_MAX(p->una_sent_ns, p->last_ack_ns) +
-				p->rtt.rto);
-		if (p->tlp_left && p->state == MROCE_PATH_ACTIVE)
-			m = earlier1(m, MROCE_MAX(p->last_send_ns,
-						  p->last_ack_ns) +
-				     (tlp_timeout(c, p) <<
-				      (MROCE_TLP_MAX - p->tlp_left)));
+	paths = c->timer_mask;
+	if (c->npaths < 64)
+		paths &= (1ull << c->npaths) - 1;
+	for (p = c->paths; paths; p++, paths >>= 1) {
+		n = mroce_ctz64(paths);	/* skip the paths with nothing due */
+		p += n;
+		paths >>= n;
+		m = path_earliest(c, p, m);
 	}
 	for (pos = c->waitq.next; pos != &c->waitq; pos = pos->next) {
 		const struct mroce_stream *st =
@@ -220,6 +234,14 @@ static void on_epoch(struct mroce_conn *c, u64 now)
 		}
 		if (p->congested_epochs >= c->cfg.congested_epochs)
 			mroce_path_replace(c, p, now);
+	}
+	/* the only place bits are cleared: epoch_sent just went to 0 */
+	for (i = 0; i < c->npaths; i++) {
+		const struct mroce_path *p = &c->paths[i];
+
+		if (!p->inflight_pkts && !p->epoch_sent && !p->reo_at &&
+		    p->state != MROCE_PATH_PROBING)
+			c->timer_mask &= ~(1ull << i);
 	}
 }
 

@@ -1004,6 +1004,11 @@ void World::check_path(const mroce_path &p, uint32_t i, uint64_t *inflight) {
   FUZZ_REQUIRE(seq_le(p.snd_una, p.snd_high) && seq_le(p.snd_high, p.snd_nxt),
                "path %u: snd_high %u outside [%u, %u]", i, p.snd_high,
                p.snd_una, p.snd_nxt);
+  // a path out of timer_mask must have no deadline at all
+  FUZZ_REQUIRE((c->timer_mask >> i & 1) ||
+                   (!p.inflight_pkts && !p.epoch_sent && !p.reo_at &&
+                    p.state != MROCE_PATH_PROBING),
+               "path %u: deadlines but not in timer_mask", i);
   uint64_t bytes = 0;
   uint32_t pkts = 0;
   bool live[MROCE_PATH_WINDOW] = {};
