@@ -48,6 +48,7 @@ void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
 	c->inflight += ref->len;
 	p->last_send_ns = now;
 	p->epoch_sent++;
+	mroce_timer_path(c, p);
 }
 
 void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
@@ -323,8 +324,10 @@ void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
 		if (highest - psn >= c->cfg.dupthresh && now >= due) {
 			e->reo = 1;
 		} else if (!reo || age < reo + p->reo_ns) {
-			if (highest - psn >= c->cfg.dupthresh)
+			if (highest - psn >= c->cfg.dupthresh) {
 				p->reo_at = due;
+				mroce_timer_path(c, p);
+			}
 			break;
 		}
 		mroce_path_mark_lost(c, p, e);
@@ -584,6 +587,7 @@ void mroce_path_replace(struct mroce_conn *c, struct mroce_path *p, u64 now)
 	p->state = MROCE_PATH_PROBING;
 	p->state_since = now;
 	p->probe_at = now;
+	mroce_timer_path(c, p);
 	p->probes_unanswered = 0;
 	p->rto_count = 0;
 	p->congested_epochs = 0;

@@ -239,6 +239,12 @@ struct mroce_conn {
 	u64 ack_mask;		/* paths with something to acknowledge */
 	u64 probe_ack_mask;	/* paths owing a PROBE_ACK */
 	u64 ack_at;		/* earliest delayed-ACK deadline (0: none) */
+	/*
+	 * Paths that may have a timer (mroce_timer_path()): a clear bit
+	 * means no packet in flight, no epoch traffic, no reo_at, not
+	 * PROBING, so mroce_conn_next_timer() skips the path.
+	 */
+	u64 timer_mask;
 	u8 ack_now;
 	u8 norphan;
 	/* NACKs for packets that named no stream of ours */

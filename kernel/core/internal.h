@@ -33,6 +33,13 @@ static inline void mroce_sched_add(struct mroce_conn *c,
 }
 
 /* A stream entry (frontier / NACK) should go out with the next ACK. */
+/* @p may now have a deadline: mroce_conn_next_timer() must look at it. */
+static inline void mroce_timer_path(struct mroce_conn *c,
+				    const struct mroce_path *p)
+{
+	c->timer_mask |= 1ull << p->id;
+}
+
 static inline void mroce_ackq_add(struct mroce_conn *c,
 				  struct mroce_stream *st, bool now)
 {
@@ -155,7 +162,13 @@ void mroce_path_probe_acked(struct mroce_conn *c, struct mroce_path *p,
 
 /* ---- tx.c ---- */
 void mroce_retx_push(struct mroce_conn *c, const struct mroce_pktref *ref);
-bool mroce_conn_has_work(const struct mroce_conn *c);
+
+/* Data in flight, to retransmit or to send (inline: every next_timer). */
+static inline bool mroce_conn_has_work(const struct mroce_conn *c)
+{
+	return c->inflight || c->retx_head != c->retx_tail ||
+	       !mroce_list_empty(&c->sched);
+}
 
 /* A stream that failed orphan NACK, for packets to an unknown stream. */
 void mroce_orphan_nack(struct mroce_conn *c, const struct mroce_hdr *h);

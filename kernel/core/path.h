@@ -104,8 +104,8 @@ struct mroce_path_stats {
 
 struct mroce_path {
 	/*
-	 * What mroce_conn_next_timer() reads of every path after every core
-	 * call comes first, the RTT second: an idle path costs one cache
+	 * What mroce_conn_next_timer() reads of every path of timer_mask
+	 * after every core call comes first, the RTT second: an idle path costs one cache
 	 * line, a busy one three with its oldest ring entry (the simulator's
 	 * profile: the scan was 12% of its time, nearly all cache misses).
 	 */

@@ -37,16 +37,8 @@
  */
 #include "internal.h"
 
-static inline u64 earliest(u64 a, u64 b)
-{
-	if (!a)
-		return b;
-	if (!b)
-		return a;
-	return a < b ? a : b;
-}
-
-static u64 tlp_timeout(const struct mroce_conn *c, const struct mroce_path *p)
+static inline u64 tlp_timeout(const struct mroce_conn *c,
+			      const struct mroce_path *p)
 {
 	/* without a sample, the RTT is unknown: wait a whole initial RTO */
 	u64 t;
@@ -80,11 +72,49 @@ static u64 path_tlp_at(const struct mroce_conn *c, const struct mroce_path *p)
 	       (tlp_timeout(c, p) << (MROCE_TLP_MAX - p->tlp_left));
 }
 
+/*
+ * Keep the earliest of deadlines where 0 means none: minimise d - 1, which
+ * turns "none" into U64_MAX, so every deadline is one compare (a cmov) and
+ * no branch; the caller adds the 1 back (U64_MAX + 1: still none).
+ */
+static inline u64 earlier1(u64 m, u64 d)
+{
+	d -= 1;
+	return d < m ? d : m;
+}
+
+/* earlier1() of m and every deadline of @p */
+static inline u64 path_earliest(const struct mroce_conn *c,
+				const struct mroce_path *p, u64 m)
+{
+	m = earlier1(m, p->reo_at);
+	if (p->epoch_sent)
+		m = earlier1(m, p->epoch_start + c->cfg.epoch_ns);
+	if (p->state == MROCE_PATH_PROBING)
+		m = earlier1(m, p->probe_at);
+	if (!p->inflight_pkts)
+		return m;
+	m = earlier1(m, MROCE_MAX(p->una_sent_ns, p->last_ack_ns) +
+			p->rtt.rto);
+	if (p->tlp_left && p->state == MROCE_PATH_ACTIVE)
+		m = earlier1(m, MROCE_MAX(p->last_send_ns, p->last_ack_ns) +
+			     (tlp_timeout(c, p) <<
+			      (MROCE_TLP_MAX - p->tlp_left)));
+	return m;
+}
+
+/*
+ * Called after every core call: only the paths of timer_mask are read (a
+ * path without traffic in this epoch has no deadline), their deadlines
+ * those of path_rto_at() and path_tlp_at(), inline and without a branch per
+ * "none".  selftests/fuzz/timer_ref.c keeps the plain scan as the oracle.
+ */
 u64 mroce_conn_next_timer(const struct mroce_conn *c)
 {
+	const struct mroce_path *p;
 	const struct mroce_list *pos;
-	u64 at = 0;
-	u32 i;
+	u64 paths, m = ~0ULL;
+	u32 n;
 
 	switch (c->state) {
 	case MROCE_CONN_CONNECTING:
@@ -95,32 +125,29 @@ u64 mroce_conn_next_timer(const struct mroce_conn *c)
 		return 0;
 	}
 	if (!c->peer_nonce && c->hello_tries <= c->cfg.hello_retries)
-		at = earliest(at, c->hello_at);
-	if (c->ack_at)
-		at = earliest(at, c->ack_at);
+		m = earlier1(m, c->hello_at);
+	m = earlier1(m, c->ack_at);
 	/* only when the pacer, not a window, is what holds data back */
 	if (c->paced)
-		at = earliest(at, c->pace_next_ns);
-	for (i = 0; i < c->npaths; i++) {
-		const struct mroce_path *p = &c->paths[i];
-
-		at = earliest(at, path_rto_at(p));
-		at = earliest(at, p->reo_at);
-		at = earliest(at, path_tlp_at(c, p));
-		if (p->state == MROCE_PATH_PROBING)
-			at = earliest(at, p->probe_at);
-		if (p->epoch_sent)
-			at = earliest(at, p->epoch_start + c->cfg.epoch_ns);
+		m = earlier1(m, c->pace_next_ns);
+	paths = c->timer_mask;
+	if (c->npaths < 64)
+		paths &= (1ull << c->npaths) - 1;
+	for (p = c->paths; paths; p++, paths >>= 1) {
+		n = mroce_ctz64(paths);	/* skip the paths with nothing due */
+		p += n;
+		paths >>= n;
+		m = path_earliest(c, p, m);
 	}
 	for (pos = c->waitq.next; pos != &c->waitq; pos = pos->next) {
 		const struct mroce_stream *st =
 			mroce_list_entry(pos, struct mroce_stream, waitq);
 
-		at = earliest(at, st->wake_at);
+		m = earlier1(m, st->wake_at);
 	}
 	if (mroce_conn_has_work(c))
-		at = earliest(at, c->last_progress_ns + c->cfg.dead_ns);
-	return at;
+		m = earlier1(m, c->last_progress_ns + c->cfg.dead_ns);
+	return m + 1;
 }
 
 static void on_rto(struct mroce_conn *c, struct mroce_path *p, u64 now)
@@ -207,6 +234,14 @@ static void on_epoch(struct mroce_conn *c, u64 now)
 		}
 		if (p->congested_epochs >= c->cfg.congested_epochs)
 			mroce_path_replace(c, p, now);
+	}
+	/* the only place bits are cleared: epoch_sent just went to 0 */
+	for (i = 0; i < c->npaths; i++) {
+		const struct mroce_path *p = &c->paths[i];
+
+		if (!p->inflight_pkts && !p->epoch_sent && !p->reo_at &&
+		    p->state != MROCE_PATH_PROBING)
+			c->timer_mask &= ~(1ull << i);
 	}
 }
 

@@ -28,12 +28,6 @@ void mroce_retx_push(struct mroce_conn *c, const struct mroce_pktref *ref)
 	c->retx_tail++;
 }
 
-bool mroce_conn_has_work(const struct mroce_conn *c)
-{
-	return c->inflight || c->retx_head != c->retx_tail ||
-	       !mroce_list_empty(&c->sched);
-}
-
 bool mroce_conn_busy(const struct mroce_conn *c)
 {
 	return mroce_conn_has_work(c) || c->ack_mask || c->ack_now ||

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "input.h"
+#include "timer_ref.h"
 
 extern "C" {
 #include "conn.h"
@@ -1003,6 +1004,11 @@ void World::check_path(const mroce_path &p, uint32_t i, uint64_t *inflight) {
   FUZZ_REQUIRE(seq_le(p.snd_una, p.snd_high) && seq_le(p.snd_high, p.snd_nxt),
                "path %u: snd_high %u outside [%u, %u]", i, p.snd_high,
                p.snd_una, p.snd_nxt);
+  // a path out of timer_mask must have no deadline at all
+  FUZZ_REQUIRE((c->timer_mask >> i & 1) ||
+                   (!p.inflight_pkts && !p.epoch_sent && !p.reo_at &&
+                    p.state != MROCE_PATH_PROBING),
+               "path %u: deadlines but not in timer_mask", i);
   uint64_t bytes = 0;
   uint32_t pkts = 0;
   bool live[MROCE_PATH_WINDOW] = {};
@@ -1093,6 +1099,11 @@ void World::check_stream(const Qp &q) {
 }
 
 void World::check() {
+  // the optimised deadline scan against the plain one, after every step
+  FUZZ_REQUIRE(mroce_conn_next_timer(c) == mroce_next_timer_ref(c),
+               "next_timer %llu, reference %llu",
+               static_cast<unsigned long long>(mroce_conn_next_timer(c)),
+               static_cast<unsigned long long>(mroce_next_timer_ref(c)));
   FUZZ_REQUIRE(c->state <= MROCE_CONN_FAILED, "state %u", c->state);
   FUZZ_REQUIRE(c->npaths >= 1 && c->npaths <= c->cfg.npaths, "npaths %u",
                c->npaths);

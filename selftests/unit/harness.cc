@@ -2,9 +2,13 @@
 #include "harness.h"
 
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <unordered_map>
+
+#include "timer_ref.h"
 
 namespace mroce::test {
 namespace {
@@ -270,6 +274,13 @@ void Endpoint::drain(uint64_t now) {
               tx.ect);
   }
   uint64_t at = mroce_conn_next_timer(conn);
+  // the optimised scan must agree with the plain one, in every state
+  if (at != mroce_next_timer_ref(conn)) {
+    std::fprintf(stderr, "next_timer %llu, reference %llu\n",
+                 static_cast<unsigned long long>(at),
+                 static_cast<unsigned long long>(mroce_next_timer_ref(conn)));
+    std::abort();
+  }
   if (share_on) {
     uint64_t s = mroce_share_deadline(&share);
     at = at ? std::min(at, s) : s;
