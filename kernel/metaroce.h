@@ -500,6 +500,7 @@ static inline void mroce_count(struct mroce_dev *mdev, enum mroce_cnt c)
 extern unsigned short mroce_udp_port;
 extern unsigned int mroce_timer_slack_ns;
 extern unsigned int mroce_tx_budget;
+extern unsigned int mroce_tx_zerocopy;
 extern unsigned int mroce_share_epoch_us;
 extern unsigned int mroce_capacity_mbps;
 extern unsigned int mroce_idle_peer_s;
@@ -543,10 +544,15 @@ void mroce_mr_copy_in(struct mroce_mr *mr, u64 iova, const void *src,
 void mroce_mr_copy_out(struct mroce_mr *mr, u64 iova, void *dst, u32 len);
 int mroce_mr_copy_skb(struct mroce_mr *mr, u64 iova,
 		      const struct sk_buff *skb, u32 off, u32 len);
+int mroce_mr_attach(struct mroce_mr *mr, u64 iova, u32 len,
+		    struct sk_buff *skb);
 u64 *mroce_mr_atomic_ptr(struct mroce_mr *mr, u64 iova, void **map);
 int mroce_sgl_read(struct mroce_dev *mdev, struct mroce_pd *pd,
 		   const struct mroce_sge *sgl, u32 n, u32 offset, void *dst,
 		   u32 len);
+int mroce_sgl_attach(struct mroce_dev *mdev, struct mroce_pd *pd,
+		     const struct mroce_sge *sgl, u32 n, u32 offset, u32 len,
+		     struct sk_buff *skb);
 int mroce_sgl_write(struct mroce_dev *mdev, struct mroce_pd *pd,
 		    const struct mroce_sge *sgl, u32 n, u32 offset,
 		    const struct sk_buff *skb, u32 off, const void *src,
@@ -604,6 +610,8 @@ void mroce_sq_flush(struct mroce_qp *qp, struct mroce_batch *b);
 void mroce_sq_done(struct mroce_qp *qp, u32 idx, u8 status,
 		   struct mroce_batch *b);
 int mroce_sq_copy(struct mroce_qp *qp, u32 idx, u32 off, void *dst, u32 len);
+int mroce_sq_attach(struct mroce_qp *qp, u32 idx, u32 off, u32 len,
+		    struct sk_buff *skb);
 int mroce_sq_place(struct mroce_qp *qp, u32 idx, u32 offset,
 		   const struct sk_buff *skb, u32 off, u32 len,
 		   const u64 *value);

@@ -258,6 +258,48 @@ int mroce_mr_copy_skb(struct mroce_mr *mr, u64 iova,
 }
 
 /*
+ * Append [iova, iova + len) of the region to @skb as page fragments, each
+ * holding a reference on its page: the payload is sent without a copy (the
+ * receiver's placement is then the only one).  The pages stay valid while
+ * the skb lives, even if the region is deregistered meanwhile; their
+ * contents may change only if the application reuses the buffer before
+ * the work request completes, which verbs leaves undefined anyway.
+ * -EAGAIN: not possible here (kernel memory, or no fragment slot left);
+ * the caller copies instead.
+ */
+int mroce_mr_attach(struct mroce_mr *mr, u64 iova, u32 len,
+		    struct sk_buff *skb)
+{
+	struct skb_shared_info *sh = skb_shinfo(skb);
+	skb_frag_t *last;
+	struct page *pg;
+	u32 off, n;
+
+	if (mr->kind == MROCE_MR_DMA)
+		return -EAGAIN;
+	while (len) {
+		pg = mr_page(mr, iova, &off);
+		n = min_t(u32, len, PAGE_SIZE - off);
+		last = sh->nr_frags ? &sh->frags[sh->nr_frags - 1] : NULL;
+		if (last && skb_frag_page(last) == pg &&
+		    skb_frag_off(last) + skb_frag_size(last) == off) {
+			skb_frag_size_add(last, n);
+		} else {
+			if (sh->nr_frags >= MAX_SKB_FRAGS)
+				return -EAGAIN;
+			get_page(pg);
+			skb_fill_page_desc(skb, sh->nr_frags, pg, off, n);
+		}
+		skb->len += n;
+		skb->data_len += n;
+		skb->truesize += n;
+		iova += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
  * The 8-byte word at @iova (8-byte aligned, so within one page), mapped;
  * the caller passes *map to kunmap_local() when done.
  */
@@ -303,6 +345,38 @@ int mroce_sgl_read(struct mroce_dev *mdev, struct mroce_pd *pd,
 		if (!mr)
 			return -EFAULT;
 		dst += chunk;
+		len -= chunk;
+		offset = 0;
+	}
+	return len ? -EINVAL : 0;
+}
+
+/*
+ * Attach @len bytes at @offset of the list to @skb (mroce_mr_attach):
+ * -EFAULT if a chunk's region is gone, -EAGAIN to copy instead.
+ */
+int mroce_sgl_attach(struct mroce_dev *mdev, struct mroce_pd *pd,
+		     const struct mroce_sge *sgl, u32 n, u32 offset, u32 len,
+		     struct sk_buff *skb)
+{
+	struct mroce_mr *mr;
+	u32 i, chunk;
+	int err;
+
+	for (i = 0; i < n && len; i++) {
+		if (offset >= sgl[i].length) {
+			offset -= sgl[i].length;
+			continue;
+		}
+		chunk = min(len, sgl[i].length - offset);
+		rcu_read_lock();
+		mr = mroce_mr_lookup(mdev, sgl[i].lkey, pd, 0,
+				     sgl[i].addr + offset, chunk);
+		err = mr ? mroce_mr_attach(mr, sgl[i].addr + offset, chunk,
+					   skb) : -EFAULT;
+		rcu_read_unlock();
+		if (err)
+			return err;
 		len -= chunk;
 		offset = 0;
 	}

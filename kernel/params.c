@@ -91,6 +91,10 @@ unsigned int mroce_tx_budget = 32;
 module_param_named(tx_budget, mroce_tx_budget, uint, 0644);
 MODULE_PARM_DESC(tx_budget, "packets built per connection before yielding (default 32)");
 
+unsigned int mroce_tx_zerocopy = 1;
+module_param_named(tx_zerocopy, mroce_tx_zerocopy, uint, 0644);
+MODULE_PARM_DESC(tx_zerocopy, "send payloads in registered user memory without copying them (default 1)");
+
 unsigned int mroce_capacity_mbps;
 module_param_named(capacity_mbps, mroce_capacity_mbps, uint, 0644);
 MODULE_PARM_DESC(capacity_mbps, "inbound capacity for the fair share, Mbit/s (default 0: the netdev's speed; unknown speed: no rate hints)");

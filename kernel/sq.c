@@ -334,6 +334,19 @@ int mroce_sq_copy(struct mroce_qp *qp, u32 idx, u32 off, void *dst, u32 len)
 			      w->e.num_sge, off, dst, len);
 }
 
+/* The same payload as page fragments of @skb (mroce_sgl_attach). */
+int mroce_sq_attach(struct mroce_qp *qp, u32 idx, u32 off, u32 len,
+		    struct sk_buff *skb)
+{
+	struct mroce_swqe *w = sq_shadow(qp, idx);
+
+	if (w->e.flags & MROCE_SQE_INLINE)
+		return -EAGAIN;
+	return mroce_sgl_attach(qp->mdev, qp->pd,
+				(const void *)(&w->e + 1), w->e.num_sge, off,
+				len, skb);
+}
+
 /*
  * A READ response (from @skb) or an ATOMIC's original value (@value) for
  * message @idx: into its local buffers, which need local write access.

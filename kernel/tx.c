@@ -2,9 +2,10 @@
 /*
  * Transmit.  Under the peer lock, mroce_peer_drain() asks the core for
  * packets (mroce_conn_poll_tx) and builds an skb for each: the header the
- * core wrote, then the payload copied straight from where it lives (the
- * posted SGEs or inline data of a send, the local MR of a READ response).
- * Payloads above a small size go in a page fragment, so no allocation in
+ * core wrote, then the payload from where it lives (the posted SGEs or
+ * inline data of a send, the local MR of a READ response): payloads above
+ * a small size in registered user memory are referenced as page fragments
+ * (zero copy), others are copied into page fragments, so no allocation in
  * this path exceeds a page.  After the lock is dropped mroce_peer_xmit()
  * routes each skb with the path's UDP source port in the flow key (no
  * output interface is forced, so multipath routing hashes each path to its
@@ -57,6 +58,13 @@ static void *peer_frag(struct mroce_peer *p, u32 len, struct page **pg,
 	return page_address(*pg) + *off;
 }
 
+/* The region under a message went away (deregistered): fail the QP. */
+static void payload_fault(struct mroce_peer *p, struct mroce_qp *qp)
+{
+	mroce_count(p->mdev, MROCE_CNT_TX_LOCAL_ERR);
+	mroce_qp_error(qp, MROCE_WC_LOC_PROT);
+}
+
 /*
  * Copy the payload @tx describes into @n pieces (@dst[i], @len[i] bytes, in
  * order); a failure errors the QP.
@@ -87,11 +95,58 @@ static int payload_copy(struct mroce_peer *p, const struct mroce_tx *tx,
 			err = -EFAULT;
 		rcu_read_unlock();
 	}
-	if (err) {
-		/* The region went away under a message: fail the QP. */
-		mroce_count(p->mdev, MROCE_CNT_TX_LOCAL_ERR);
-		mroce_qp_error(qp, MROCE_WC_LOC_PROT);
+	if (err)
+		payload_fault(p, qp);
+	return err;
+}
+
+/* Undo a partial payload_attach(): @skb is left with its header only. */
+static void payload_detach(struct sk_buff *skb)
+{
+	struct skb_shared_info *sh = skb_shinfo(skb);
+
+	while (sh->nr_frags)
+		skb_frag_unref(skb, --sh->nr_frags);
+	skb->truesize -= skb->data_len;
+	skb->len -= skb->data_len;
+	skb->data_len = 0;
+}
+
+/*
+ * Reference the payload @tx describes where it lives (pinned user pages)
+ * instead of copying it.  The work request completes only when the
+ * receiver acknowledged the data, so every copy of the packet that can
+ * still be placed was placed; a late or duplicated copy carries a dsn the
+ * receiver already has and is dropped.  -EAGAIN: copy it (inline data,
+ * kernel memory, too many pieces); -EFAULT: the QP is failed.
+ */
+static int payload_attach(struct mroce_peer *p, const struct mroce_tx *tx,
+			  struct sk_buff *skb)
+{
+	struct mroce_qp *qp = st_to_qp(tx->st);
+	struct mroce_mr *mr;
+	int err;
+
+	if (tx->src == MROCE_SRC_SQ) {
+		err = mroce_sq_attach(qp, (u32)tx->cookie, tx->offset, tx->len,
+				      skb);
+	} else {
+		rcu_read_lock();
+		mr = mroce_mr_lookup(p->mdev, tx->rkey, qp->pd,
+				     IB_ACCESS_REMOTE_READ,
+				     tx->va + tx->offset, tx->len);
+		err = mr ? mroce_mr_attach(mr, tx->va + tx->offset, tx->len,
+					   skb) : -EFAULT;
+		rcu_read_unlock();
 	}
+	if (!err) {
+		/* the pages are the application's, not ours */
+		skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+		return 0;
+	}
+	payload_detach(skb);
+	if (err != -EAGAIN)
+		payload_fault(p, qp);
 	return err;
 }
 
@@ -108,6 +163,7 @@ static struct sk_buff *tx_build_skb(struct mroce_peer *p,
 	struct sk_buff *skb;
 	struct page *pg;
 	u32 off, left;
+	int err;
 
 	skb = alloc_skb(MROCE_SKB_HEADROOM + tx->hdr_len +
 			(linear ? tx->len : 0), GFP_ATOMIC);
@@ -116,6 +172,15 @@ static struct sk_buff *tx_build_skb(struct mroce_peer *p,
 	skb_reserve(skb, MROCE_SKB_HEADROOM);
 	skb_put_data(skb, p->hdr, tx->hdr_len);
 	if (tx->len && tx->src != MROCE_SRC_NONE) {
+		if (!linear && READ_ONCE(mroce_tx_zerocopy)) {
+			err = payload_attach(p, tx, skb);
+			if (!err)
+				goto done;
+			if (err != -EAGAIN) {
+				kfree_skb(skb);
+				return NULL;
+			}
+		}
 		if (linear) {
 			dst[n] = skb_put(skb, tx->len);
 			len[n++] = tx->len;
@@ -138,6 +203,7 @@ static struct sk_buff *tx_build_skb(struct mroce_peer *p,
 			return NULL;
 		}
 	}
+done:
 	mroce_cb(skb)->sport = tx->sport;
 	mroce_cb(skb)->path = (u8)tx->path;
 	mroce_cb(skb)->tos = tx->ect ? INET_ECN_ECT_0 : 0;

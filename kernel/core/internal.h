@@ -32,7 +32,24 @@ static inline void mroce_sched_add(struct mroce_conn *c,
 		mroce_list_add_tail(&st->sched, &c->sched);
 }
 
-/* A stream entry (frontier / NACK) should go out with the next ACK. */
+/* A path's tail-loss probe timeout (timers.c; the fuzzers' oracle too). */
+static inline u64 mroce_tlp_timeout(const struct mroce_conn *c,
+				    const struct mroce_path *p)
+{
+	/* without a sample, the RTT is unknown: wait a whole initial RTO */
+	u64 t;
+
+	if (!p->rtt.samples)
+		return p->rtt.rto;
+	/*
+	 * Two RTTs, or the RTT plus its variance when queues make it jumpy,
+	 * plus the delay the receiver may hold an ACK: a probe that fires
+	 * before an ACK could have come back only duplicates data.
+	 */
+	t = MROCE_MAX(2 * p->rtt.srtt, p->rtt.srtt + 4 * p->rtt.rttvar);
+	return MROCE_MAX(t + c->cfg.ack_delay_ns, c->cfg.tlp_min_ns);
+}
+
 /* @p may now have a deadline: mroce_conn_next_timer() must look at it. */
 static inline void mroce_timer_path(struct mroce_conn *c,
 				    const struct mroce_path *p)
@@ -40,6 +57,7 @@ static inline void mroce_timer_path(struct mroce_conn *c,
 	c->timer_mask |= 1ull << p->id;
 }
 
+/* A stream entry (frontier / NACK) should go out with the next ACK. */
 static inline void mroce_ackq_add(struct mroce_conn *c,
 				  struct mroce_stream *st, bool now)
 {

@@ -37,23 +37,6 @@
  */
 #include "internal.h"
 
-static inline u64 tlp_timeout(const struct mroce_conn *c,
-			      const struct mroce_path *p)
-{
-	/* without a sample, the RTT is unknown: wait a whole initial RTO */
-	u64 t;
-
-	if (!p->rtt.samples)
-		return p->rtt.rto;
-	/*
-	 * Two RTTs, or the RTT plus its variance when queues make it jumpy,
-	 * plus the delay the receiver may hold an ACK: a probe that fires
-	 * before an ACK could have come back only duplicates data.
-	 */
-	t = MROCE_MAX(2 * p->rtt.srtt, p->rtt.srtt + 4 * p->rtt.rttvar);
-	return MROCE_MAX(t + c->cfg.ack_delay_ns, c->cfg.tlp_min_ns);
-}
-
 /* From the oldest packet out; una_sent_ns spares the scan the ring. */
 static u64 path_rto_at(const struct mroce_path *p)
 {
@@ -69,7 +52,7 @@ static u64 path_tlp_at(const struct mroce_conn *c, const struct mroce_path *p)
 		return 0;
 	/* each further probe waits twice as long */
 	return MROCE_MAX(p->last_send_ns, p->last_ack_ns) +
-	       (tlp_timeout(c, p) << (MROCE_TLP_MAX - p->tlp_left));
+	       (mroce_tlp_timeout(c, p) << (MROCE_TLP_MAX - p->tlp_left));
 }
 
 /*
@@ -98,7 +81,7 @@ static inline u64 path_earliest(const struct mroce_conn *c,
 			p->rtt.rto);
 	if (p->tlp_left && p->state == MROCE_PATH_ACTIVE)
 		m = earlier1(m, MROCE_MAX(p->last_send_ns, p->last_ack_ns) +
-			     (tlp_timeout(c, p) <<
+			     (mroce_tlp_timeout(c, p) <<
 			      (MROCE_TLP_MAX - p->tlp_left)));
 	return m;
 }

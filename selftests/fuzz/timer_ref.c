@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Reference implementation of mroce_conn_next_timer(): the plain scan of
- * kernel/core/timers.c before it was optimised, verbatim (see timer_ref.h).
+ * kernel/core/timers.c before it was optimised, verbatim (see timer_ref.h),
+ * except the probe timeout, a formula both share (mroce_tlp_timeout).
  */
 #include "internal.h"
 #include "timer_ref.h"
@@ -13,22 +14,6 @@ static inline u64 ref_earliest(u64 a, u64 b)
 	if (!b)
 		return a;
 	return a < b ? a : b;
-}
-
-static u64 ref_tlp_timeout(const struct mroce_conn *c, const struct mroce_path *p)
-{
-	/* without a sample, the RTT is unknown: wait a whole initial RTO */
-	u64 t;
-
-	if (!p->rtt.samples)
-		return p->rtt.rto;
-	/*
-	 * Two RTTs, or the RTT plus its variance when queues make it jumpy,
-	 * plus the delay the receiver may hold an ACK: a probe that fires
-	 * before an ACK could have come back only duplicates data.
-	 */
-	t = MROCE_MAX(2 * p->rtt.srtt, p->rtt.srtt + 4 * p->rtt.rttvar);
-	return MROCE_MAX(t + c->cfg.ack_delay_ns, c->cfg.tlp_min_ns);
 }
 
 /* From the oldest packet out; una_sent_ns spares the scan the ring. */
@@ -46,7 +31,7 @@ static u64 ref_tlp_at(const struct mroce_conn *c, const struct mroce_path *p)
 		return 0;
 	/* each further probe waits twice as long */
 	return MROCE_MAX(p->last_send_ns, p->last_ack_ns) +
-	       (ref_tlp_timeout(c, p) << (MROCE_TLP_MAX - p->tlp_left));
+	       (mroce_tlp_timeout(c, p) << (MROCE_TLP_MAX - p->tlp_left));
 }
 
 uint64_t mroce_next_timer_ref(const struct mroce_conn *c)
