@@ -28,6 +28,7 @@ struct mroce_share {
 	u32 cur_active;		/* senders seen so far in this epoch */
 	u32 epoch_id;
 	u32 ce_frac;		/* CE-marked fraction of recent data, of ONE */
+	u32 drained;		/* the drain term was on in this epoch */
 	u64 epochs;
 	struct mroce_list conns;
 };
@@ -64,6 +65,8 @@ static inline void mroce_share_mark(struct mroce_share *s, bool ce)
 	else
 		s->ce_frac -= (s->ce_frac - v + (1u << MROCE_SHARE_CE_SHIFT) -
 			       1) >> MROCE_SHARE_CE_SHIFT;
+	if (s->ce_frac > MROCE_SHARE_CE_ONE / 4)
+		s->drained = 1;
 }
 
 /*
@@ -79,9 +82,9 @@ static inline u32 mroce_share_hint(const struct mroce_share *s)
 	u64 cut;
 
 	if (s->hint == MROCE_RATE_NONE ||
-	    s->ce_frac <= MROCE_SHARE_CE_ONE / 2)
+	    s->ce_frac <= MROCE_SHARE_CE_ONE / 4)
 		return s->hint;
-	cut = ((u64)s->hint * (2 * s->ce_frac - MROCE_SHARE_CE_ONE)) >> 11;
+	cut = ((u64)s->hint * s->ce_frac) >> 11;
 	return s->hint - (u32)cut;
 }
 

@@ -48,7 +48,7 @@ struct MetaRoceParams {
   // A connection's first window, packets: about one bandwidth-delay product
   // of the modelled fabric (100 Gb/s x ~3 us).  Several times that makes
   // every start an incast of initial windows (sim-results.md, finding 3).
-  uint32_t init_window = 8;
+  uint32_t init_window = 2;
   Time share_epoch = 100 * kUs; // receiver fair-share epoch; 0 disables hints
   Time health_epoch = 0;        // path health check period; 0 keeps the core's
 };
