@@ -469,6 +469,28 @@ static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 	}
 }
 
+/*
+ * A new rate hint.  A higher one also shortens the wait the pacer already
+ * scheduled at the old rate: the receiver lowers its hints while it drains
+ * its queue, and a packet paced at 1/8 of the share would otherwise hold
+ * the sender back 8 packet times after the hint came back.
+ */
+static void ack_hint(struct mroce_conn *c, u32 hint, u64 now)
+{
+	u32 old = c->rate_hint;
+
+	c->rate_hint = hint;
+	if (old == MROCE_RATE_NONE || hint <= old || c->pace_next_ns <= now)
+		return;
+	if (hint == MROCE_RATE_NONE) {
+		c->pace_next_ns = now;
+		return;
+	}
+	c->pace_next_ns = now + mroce_div64(MROCE_MIN(c->pace_next_ns - now,
+						      0xffffffffull) * old,
+					    hint);
+}
+
 void mroce_ack_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		  const void *buf, u64 now)
 {
@@ -478,7 +500,7 @@ void mroce_ack_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	unsigned int i;
 
 	if (pkt->ack.rate_hint)
-		c->rate_hint = pkt->ack.rate_hint;
+		ack_hint(c, pkt->ack.rate_hint, now);
 	for (i = 0; i < pkt->ack.npaths; i++) {
 		mroce_wire_ack_path(buf, pkt, i, &ap);
 		if (ap.path >= c->npaths) {
@@ -566,7 +588,8 @@ u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
 	pkt.hdr.src_conn = c->id;
 	pkt.hdr.path = p->id;
 	pkt.hdr.ts = (u32)now;
-	pkt.ack.rate_hint = c->share ? c->share->hint : c->rx_hint;
+	pkt.ack.rate_hint = mroce_conn_rx_hint(c);
+	c->ack_hint = pkt.ack.rate_hint;
 	pkt.ack.npaths = (u8)np;
 	pkt.ack.nstreams = (u8)ns;
 	mroce_wire_encode(&pkt, buf);

@@ -156,6 +156,7 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
 	c->tx_mss = cfg->mss;
 	c->rate_hint = MROCE_RATE_NONE;
 	c->rx_hint = MROCE_RATE_NONE;
+	c->ack_hint = MROCE_RATE_NONE;
 	c->last_progress_ns = now;
 	mroce_cc_init(&c->cc, cfg->mss, cfg->conn_init_cwnd,
 		      cfg->conn_max_cwnd);

@@ -226,6 +226,7 @@ struct mroce_conn {
 	u64 share_prev;		/* rx_data_bytes at the last epoch */
 	u64 share_rate;		/* bytes/s measured in the last epoch */
 	u32 rx_hint;		/* what we tell the peer (without a share) */
+	u32 ack_hint;		/* the hint our last ACK carried */
 	u32 share_epoch;	/* share epoch of our last data */
 	u8 share_light;		/* below the equal share in the last epoch */
 

@@ -178,6 +178,13 @@ void mroce_path_replace(struct mroce_conn *c, struct mroce_path *p, u64 now);
 void mroce_path_probe_acked(struct mroce_conn *c, struct mroce_path *p,
 			    u32 echo_ts, u32 delay, u64 now);
 
+/* ---- ack.c ---- */
+/* The rate hint our ACKs carry now (share.c, or rx_hint without a share). */
+static inline u32 mroce_conn_rx_hint(const struct mroce_conn *c)
+{
+	return c->share ? mroce_share_hint(c->share) : c->rx_hint;
+}
+
 /* ---- tx.c ---- */
 void mroce_retx_push(struct mroce_conn *c, const struct mroce_pktref *ref);
 

@@ -72,6 +72,7 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 {
 	const struct mroce_hdr *h = &pkt->hdr;
 	struct mroce_stream *st;
+	u32 hint;
 
 	/*
 	 * The peer's path ids index our receive halves: any id below what we
@@ -96,8 +97,23 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	}
 	c->stats.rx_data++;
 	c->rx_data_bytes += pkt->payload_len;
-	if (c->share)
+	if (c->share) {
 		mroce_share_rx(c->share, c);
+		mroce_share_mark(c->share, m->ce);
+	}
+	/*
+	 * The sender's first data, or its share fell by more than 1/8 since
+	 * our last ACK (a new sender in an incast): tell it now.  The delayed
+	 * ACK would hold the hint up to ack_delay, and a connection that
+	 * sprays its first window one packet per path never reaches ack_every
+	 * on a path.
+	 */
+	hint = mroce_conn_rx_hint(c);
+	if (hint != MROCE_RATE_NONE &&
+	    (c->ack_hint == MROCE_RATE_NONE ||
+	     hint < c->ack_hint - c->ack_hint / 8 ||
+	     hint > c->ack_hint + c->ack_hint / 8))
+		c->ack_now = 1;
 
 	st = find_stream(c, h);
 	if (!st) {

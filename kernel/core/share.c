@@ -112,15 +112,30 @@ void mroce_share_epoch(struct mroce_share *s, u64 now)
 		if (nlight < n && light < s->capacity)
 			fair = mroce_div64(s->capacity - light, n - nlight);
 	}
+	/*
+	 * After an epoch in which we drained a queue, keep 1/32 of the port
+	 * spare: at exactly the port, senders a window holds back to the
+	 * ACK clock run a little above their hints, and the queue creeps
+	 * back above the marking threshold.
+	 */
+	if (s->drained)
+		fair -= fair / 32;
 	hint = (u32)MROCE_MIN(mroce_div64(fair, 1000), 0xfffffffeull);
 	s->hint = hint ? hint : 1;
-	/* remember who was light against the equal share, for next epoch */
+	/*
+	 * Remember who was light against the equal share, for next epoch.
+	 * Not in an epoch in which we cut the hints to drain our queue: the
+	 * senders were held back by us, and the water-fill would hand the
+	 * few that were not what the others did not use, and refill it.
+	 */
 	fair = mroce_div64(s->capacity, n);
 	for (pos = s->conns.next; pos != &s->conns; pos = pos->next) {
 		c = mroce_list_entry(pos, struct mroce_conn, share_node);
-		c->share_light = c->share_rate && c->share_rate < fair - fair / 8;
+		c->share_light = !s->drained && c->share_rate &&
+				 c->share_rate < fair - fair / 8;
 	}
 apply:
+	s->drained = 0;
 	for (pos = s->conns.next; pos != &s->conns; pos = pos->next) {
 		c = mroce_list_entry(pos, struct mroce_conn, share_node);
 		c->rx_hint = s->hint;

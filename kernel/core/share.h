@@ -11,6 +11,7 @@
 
 #include "platform.h"
 #include "list.h"
+#include "wire.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +27,8 @@ struct mroce_share {
 	u32 nactive;		/* senders active in the last epoch */
 	u32 cur_active;		/* senders seen so far in this epoch */
 	u32 epoch_id;
+	u32 ce_frac;		/* CE-marked fraction of recent data, of ONE */
+	u32 drained;		/* the drain term was on in this epoch */
 	u64 epochs;
 	struct mroce_list conns;
 };
@@ -44,6 +47,46 @@ void mroce_share_leave(struct mroce_conn *c);
  * increment to a race, which only delays that correction to the epoch.
  */
 void mroce_share_rx(struct mroce_share *s, struct mroce_conn *c);
+
+#define MROCE_SHARE_CE_ONE	1024u
+#define MROCE_SHARE_CE_SHIFT	4	/* EWMA gain 1/16 per packet */
+
+/*
+ * A member received new data, CE-marked or not.  Our inbound port's queue
+ * is above the fabric's marking threshold while the marks come.
+ */
+static inline void mroce_share_mark(struct mroce_share *s, bool ce)
+{
+	u32 v = ce ? MROCE_SHARE_CE_ONE : 0;
+
+	if (v >= s->ce_frac)
+		s->ce_frac += (v - s->ce_frac + (1u << MROCE_SHARE_CE_SHIFT) -
+			       1) >> MROCE_SHARE_CE_SHIFT;
+	else
+		s->ce_frac -= (s->ce_frac - v + (1u << MROCE_SHARE_CE_SHIFT) -
+			       1) >> MROCE_SHARE_CE_SHIFT;
+	if (s->ce_frac > MROCE_SHARE_CE_ONE / 4)
+		s->drained = 1;
+}
+
+/*
+ * The hint a member's ACK carries now, 1000 B/s: the fair share less a
+ * drain term while our port's queue is above the marking threshold.  The
+ * shares add up to the port, so without it a queue (an incast's first
+ * windows) drains only at the share's rounding headroom (~1% of the
+ * port).  At full marking the senders get 1/8 of their share, and the
+ * queue drains at ~7/8 of the port; as the marks stop it rises back.
+ */
+static inline u32 mroce_share_hint(const struct mroce_share *s)
+{
+	u64 cut;
+
+	if (s->hint == MROCE_RATE_NONE ||
+	    s->ce_frac <= MROCE_SHARE_CE_ONE / 4)
+		return s->hint;
+	cut = ((u64)s->hint * s->ce_frac) >> 11;
+	return s->hint - (u32)cut;
+}
 
 /* When the current epoch ends (the caller's timer). */
 static inline u64 mroce_share_deadline(const struct mroce_share *s)

@@ -339,6 +339,40 @@ TEST_F(ShareFixture, NewSenderLowersTheShareAtOnce) {
   EXPECT_EQ(conns[1]->rx_hint, 10'000'000u);
 }
 
+TEST_F(ShareFixture, MarkedDataDrainsTheQueueUnderTheHints) {
+  // The shares add up to the port: a queue above the marking threshold
+  // would drain only at the rounding headroom.  While over 1/4 of the
+  // recent data is CE-marked, the hints drop (by half at full marking);
+  // senders held back by that are not light, and the next epoch keeps
+  // 1/32 of the port spare.
+  make(4, 10'000'000'000ull);  // 10 GB/s
+  for (auto *c : conns) c->rx_data_bytes += 250'000;
+  mroce_share_epoch(&s, 100000);
+  EXPECT_EQ(mroce_share_hint(&s), 2'500'000u);
+  mroce_share_mark(&s, true);  // one mark: no drain yet
+  EXPECT_EQ(mroce_share_hint(&s), 2'500'000u);
+  for (int i = 0; i < 200; i++) mroce_share_mark(&s, true);
+  EXPECT_EQ(s.ce_frac, MROCE_SHARE_CE_ONE);
+  EXPECT_EQ(mroce_share_hint(&s), 1'250'000u);
+  // the senders, held back by us, send less: still an equal split
+  conns[0]->rx_data_bytes += 250'000;
+  conns[1]->rx_data_bytes += 250'000;
+  conns[2]->rx_data_bytes += 125'000;
+  conns[3]->rx_data_bytes += 125'000;
+  mroce_share_epoch(&s, 200000);
+  EXPECT_EQ(s.hint, 2'500'000u - 2'500'000u / 32);
+  for (auto *c : conns) EXPECT_FALSE(c->share_light);
+  for (int i = 0; i < 200; i++) mroce_share_mark(&s, false);  // queue gone
+  EXPECT_EQ(s.ce_frac, 0u);
+  EXPECT_EQ(mroce_share_hint(&s), s.hint);
+  for (auto *c : conns) c->rx_data_bytes += 250'000;
+  mroce_share_epoch(&s, 300000);  // the marks faded in this epoch
+  EXPECT_EQ(s.hint, 2'500'000u - 2'500'000u / 32);
+  for (auto *c : conns) c->rx_data_bytes += 250'000;
+  mroce_share_epoch(&s, 400000);
+  EXPECT_EQ(s.hint, 2'500'000u);  // an epoch without a drain: no headroom
+}
+
 TEST_F(ShareFixture, NoCapacityMeansNoHint) {
   make(3, 0);
   for (auto *c : conns) c->rx_data_bytes += 1000;

@@ -374,7 +374,7 @@ const std::vector<Option> &options() {
        with([](Config &c, const std::string &v) -> std::string {
          return parse_u32(v, c.metaroce.dupthresh) ? "" : bad("a non-negative integer");
        })},
-      {"metaroce_init_window", "a connection's first window, packets (default 8)",
+      {"metaroce_init_window", "a connection's first window, packets (default 2)",
        with([](Config &c, const std::string &v) -> std::string {
          return parse_u32(v, c.metaroce.init_window) && c.metaroce.init_window
                     ? ""

@@ -45,10 +45,12 @@ struct MetaRoceParams {
   Time tlp_min = 20 * kUs;
   Time ack_delay = 0;
   uint32_t dupthresh = 0;
-  // A connection's first window, packets: about one bandwidth-delay product
-  // of the modelled fabric (100 Gb/s x ~3 us).  Several times that makes
-  // every start an incast of initial windows (sim-results.md, finding 3).
-  uint32_t init_window = 8;
+  // A connection's first window, packets.  8 (about one bandwidth-delay
+  // product of the modelled fabric, 100 Gb/s x ~3 us) made a 16->1 incast's
+  // first windows 5x the ECN threshold; with the first ACK one RTT after
+  // the first data, slow start reaches 8 in two RTTs (sim-results.md,
+  // finding 3 and Incast).
+  uint32_t init_window = 2;
   Time share_epoch = 100 * kUs; // receiver fair-share epoch; 0 disables hints
   Time health_epoch = 0;        // path health check period; 0 keeps the core's
 };

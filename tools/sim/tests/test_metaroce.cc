@@ -209,6 +209,36 @@ TEST(MetaRoce, IncastSettlesOnTheReceiversRateHints) {
   EXPECT_GT(unhinted, 0.15);
 }
 
+TEST(MetaRoce, IncastAcksAtOnceAndDrainsItsStartUpQueue) {
+  // 16 senders with first windows of 8 packets (488 KiB, 5x the ECN
+  // threshold) into one port.  The first ACK used to wait for the 20-us
+  // delayed ACK (8 paths, one packet each, never reach ack_every), and the
+  // hints, adding up to the port, drained the queue at ~1% of line rate:
+  // first ACK at 24.5 us, queue <= K only from 208 us.  Now a sender's
+  // first data is acknowledged at once, and the hints drop while the
+  // receiver's data comes CE-marked.
+  Config c = cfg("metaroce", 17, WorkloadKind::kIncast, 8ull << 20);
+  c.topo.kind = TopologyKind::kStar;
+  c.metaroce.init_window = 8;
+  c.timeline = 2 * kUs;
+  c.timeline_links = {"h0~p0.sw"};
+  c.timeline_queues = true;
+  c.timeline_senders = true;
+  const SimResult r = run(c);
+  expect_exactly_once(r);
+  Time first_ack = kNever;
+  for (const TimelineSender &s : r.timeline.senders)
+    first_ack = std::min(first_ack, s.first_ack);
+  EXPECT_LT(first_ack, 8 * kUs); // one base RTT is 3.2 us
+  ASSERT_EQ(r.timeline.links.size(), 1u);
+  const std::vector<uint64_t> &q = r.timeline.links[0].queue_b_to_a;
+  ASSERT_GT(q.size(), 2500u);
+  uint64_t worst = 0;
+  for (size_t i = 75; i < 2500; i++) // 150 us .. 5 ms
+    worst = std::max(worst, q[i]);
+  EXPECT_LE(worst, 100u << 10);
+}
+
 TEST(MetaRoce, LossSweepStaysWithinItsBounds) {
   // The loss sweep of Documentation/sim-results.md in small: MetaRoCE keeps
   // >= 90% of its lossless goodput at 1% loss and >= 50% at 10%, delivering
