@@ -74,8 +74,9 @@ static inline void mroce_share_mark(struct mroce_share *s, bool ce)
  * drain term while our port's queue is above the marking threshold.  The
  * shares add up to the port, so without it a queue (an incast's first
  * windows) drains only at the share's rounding headroom (~1% of the
- * port).  At full marking the senders get 1/8 of their share, and the
- * queue drains at ~7/8 of the port; as the marks stop it rises back.
+ * port).  Above 1/4 marked, each hint is cut by half the marked
+ * fraction: at full marking the senders get half their share and the
+ * queue drains at half the port; as the marks stop it rises back.
  */
 static inline u32 mroce_share_hint(const struct mroce_share *s)
 {
