@@ -549,10 +549,7 @@ int mroce_mr_attach(struct mroce_mr *mr, u64 iova, u32 len,
 u64 *mroce_mr_atomic_ptr(struct mroce_mr *mr, u64 iova, void **map);
 int mroce_sgl_read(struct mroce_dev *mdev, struct mroce_pd *pd,
 		   const struct mroce_sge *sgl, u32 n, u32 offset, void *dst,
-		   u32 len);
-int mroce_sgl_attach(struct mroce_dev *mdev, struct mroce_pd *pd,
-		     const struct mroce_sge *sgl, u32 n, u32 offset, u32 len,
-		     struct sk_buff *skb);
+		   struct sk_buff *skb, u32 len);
 int mroce_sgl_write(struct mroce_dev *mdev, struct mroce_pd *pd,
 		    const struct mroce_sge *sgl, u32 n, u32 offset,
 		    const struct sk_buff *skb, u32 off, const void *src,

@@ -322,13 +322,19 @@ u64 *mroce_mr_atomic_ptr(struct mroce_mr *mr, u64 iova, void **map)
  * chunk is looked up when it is used: key, PD, access and bounds.
  */
 
-/* Copy @len bytes at @offset of the list into @dst (a local read). */
+/*
+ * Read @len bytes at @offset of the list (a local read): copied into @dst,
+ * or, when @skb is given, attached to it as page fragments
+ * (mroce_mr_attach; -EAGAIN: copy instead).  -EFAULT if a chunk's region
+ * is gone.
+ */
 int mroce_sgl_read(struct mroce_dev *mdev, struct mroce_pd *pd,
 		   const struct mroce_sge *sgl, u32 n, u32 offset, void *dst,
-		   u32 len)
+		   struct sk_buff *skb, u32 len)
 {
 	struct mroce_mr *mr;
 	u32 i, chunk;
+	int err = 0;
 
 	for (i = 0; i < n && len; i++) {
 		if (offset >= sgl[i].length) {
@@ -339,44 +345,18 @@ int mroce_sgl_read(struct mroce_dev *mdev, struct mroce_pd *pd,
 		rcu_read_lock();
 		mr = mroce_mr_lookup(mdev, sgl[i].lkey, pd, 0,
 				     sgl[i].addr + offset, chunk);
-		if (mr)
-			mroce_mr_copy_out(mr, sgl[i].addr + offset, dst, chunk);
-		rcu_read_unlock();
 		if (!mr)
-			return -EFAULT;
-		dst += chunk;
-		len -= chunk;
-		offset = 0;
-	}
-	return len ? -EINVAL : 0;
-}
-
-/*
- * Attach @len bytes at @offset of the list to @skb (mroce_mr_attach):
- * -EFAULT if a chunk's region is gone, -EAGAIN to copy instead.
- */
-int mroce_sgl_attach(struct mroce_dev *mdev, struct mroce_pd *pd,
-		     const struct mroce_sge *sgl, u32 n, u32 offset, u32 len,
-		     struct sk_buff *skb)
-{
-	struct mroce_mr *mr;
-	u32 i, chunk;
-	int err;
-
-	for (i = 0; i < n && len; i++) {
-		if (offset >= sgl[i].length) {
-			offset -= sgl[i].length;
-			continue;
-		}
-		chunk = min(len, sgl[i].length - offset);
-		rcu_read_lock();
-		mr = mroce_mr_lookup(mdev, sgl[i].lkey, pd, 0,
-				     sgl[i].addr + offset, chunk);
-		err = mr ? mroce_mr_attach(mr, sgl[i].addr + offset, chunk,
-					   skb) : -EFAULT;
+			err = -EFAULT;
+		else if (skb)
+			err = mroce_mr_attach(mr, sgl[i].addr + offset, chunk,
+					      skb);
+		else
+			mroce_mr_copy_out(mr, sgl[i].addr + offset, dst, chunk);
 		rcu_read_unlock();
 		if (err)
 			return err;
+		if (dst)
+			dst += chunk;
 		len -= chunk;
 		offset = 0;
 	}

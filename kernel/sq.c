@@ -331,10 +331,10 @@ int mroce_sq_copy(struct mroce_qp *qp, u32 idx, u32 off, void *dst, u32 len)
 		return 0;
 	}
 	return mroce_sgl_read(qp->mdev, qp->pd, (const void *)data,
-			      w->e.num_sge, off, dst, len);
+			      w->e.num_sge, off, dst, NULL, len);
 }
 
-/* The same payload as page fragments of @skb (mroce_sgl_attach). */
+/* The same payload as page fragments of @skb (mroce_sgl_read). */
 int mroce_sq_attach(struct mroce_qp *qp, u32 idx, u32 off, u32 len,
 		    struct sk_buff *skb)
 {
@@ -342,9 +342,8 @@ int mroce_sq_attach(struct mroce_qp *qp, u32 idx, u32 off, u32 len,
 
 	if (w->e.flags & MROCE_SQE_INLINE)
 		return -EAGAIN;
-	return mroce_sgl_attach(qp->mdev, qp->pd,
-				(const void *)(&w->e + 1), w->e.num_sge, off,
-				len, skb);
+	return mroce_sgl_read(qp->mdev, qp->pd, (const void *)(&w->e + 1),
+			      w->e.num_sge, off, NULL, skb, len);
 }
 
 /*
