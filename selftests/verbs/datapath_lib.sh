@@ -201,6 +201,9 @@ dp_netem() {
 # Sets DP_BW (MB/s average) and DP_RATE (Mpps) for bw tools, DP_LAT (usec)
 # for lat tools; returns 1 (and prints both sides) if either side failed or
 # reported nothing (bw: zero MB/s and zero messages per second).
+# DP_PIN=1 pins the server to the last CPU and the client to CPU 0: two
+# busy-polling processes that the scheduler put on one CPU take turns, and
+# a ping-pong's round trip then doubles for either driver.
 dp_perftest() {
 	_name=$1
 	_tool=$2
@@ -209,7 +212,14 @@ dp_perftest() {
 	_slog=$DP_OUT/$_name.server
 	_clog=$DP_OUT/$_name.client
 	_limit=${DP_PERFTEST_TIMEOUT:-180}
-	dp_b timeout "$_limit" "$_tool" -d "$DP_DEV_B" -x "$DP_GID_B" \
+	_pin_a=
+	_pin_b=
+	if [ "${DP_PIN:-0}" = 1 ] && [ "$(nproc)" -gt 1 ]; then
+		_pin_a="taskset -c 0"
+		_pin_b="taskset -c $(($(nproc) - 1))"
+	fi
+	# shellcheck disable=SC2086 # the pin prefixes are words
+	dp_b $_pin_b timeout "$_limit" "$_tool" -d "$DP_DEV_B" -x "$DP_GID_B" \
 		-p "$DP_PORT" -F "$@" >"$_slog" 2>&1 &
 	_srv=$!
 	if ! mroce_wait_for 20 sh -c "$(
@@ -220,7 +230,8 @@ dp_perftest() {
 		echo "# $_name: server did not listen"
 		return 1
 	fi
-	dp_a timeout "$_limit" "$_tool" -d "$DP_DEV_A" -x "$DP_GID_A" \
+	# shellcheck disable=SC2086
+	dp_a $_pin_a timeout "$_limit" "$_tool" -d "$DP_DEV_A" -x "$DP_GID_A" \
 		-p "$DP_PORT" -F "$@" "$DP_IP_B" >"$_clog" 2>&1
 	_crc=$?
 	wait "$_srv"

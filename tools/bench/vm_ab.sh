@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Guest half of tools/bench/ab.sh (runs inside metaroce-vm): several builds
+# or parameter sets of metaroce.ko, loaded in turn on the same init_net veth
+# path (vm_bench.sh's), round after round so a drift of the host hits every
+# variant alike.
+#
+#   AB_VARIANTS  "name=KO[,param=value...] ..." (KO: a metaroce.ko path, or
+#                "rxe": rdma_rxe on the same path, for ratios in one boot)
+#   AB_TESTS     perftest runs, "tool:size ..." (default
+#                "ib_write_bw:65536 ib_send_bw:65536 ib_write_lat:64")
+#   AB_LAT_ITERS latency tests run -n this many iterations (default 5000)
+#                and give two rows: the median (":typ") and the mean
+#                (":avg"); a -D run only has the mean, which one stall of
+#                a loaded TCG host decides
+#   AB_PIN       1: server and client pinned to two CPUs (DP_PIN)
+#   AB_LOSSES, AB_SECONDS, AB_REPEAT, AB_CSV
+# Rows: variant,round,loss_pct,test,value,unit,status; after each variant
+# and round a row per non-zero counter of interest (test "counter:NAME").
+. "$METAROCE_ROOT/selftests/verbs/datapath_lib.sh"
+
+csv=${AB_CSV:?}
+secs=${AB_SECONDS:-8}
+losses=${AB_LOSSES:-0 1}
+repeat=${AB_REPEAT:-2}
+tests=${AB_TESTS:-ib_write_bw:65536 ib_send_bw:65536 ib_write_lat:64}
+lat_iters=${AB_LAT_ITERS:-5000}
+counters="pace_waits hint_limited tail_loss_probes rtos tx_retransmits lost peer_lock_waits"
+echo "variant,round,loss_pct,test,value,unit,status" >"$csv"
+
+ksft_require_root
+ksft_require_cmd ip tc rdma insmod rmmod ib_write_bw ib_send_bw ib_write_lat
+mroce_use_provider || ksft_fail "provider not built"
+ksft_require_module veth sch_netem ib_uverbs ip6_udp_tunnel udp_tunnel
+dp_initnet_net 9000
+DP_PERFTEST_TIMEOUT=$((secs * 6 + 60))
+DP_PIN=${AB_PIN:-0}
+
+row() {
+	echo "$1,$2,$3,$4,$5,$6,$7" >>"$csv"
+	mroce_log "$1 r$2 loss $3%: $4 = ${5:-n/a} $6 ($7)"
+}
+
+load() {
+	rmmod metaroce 2>/dev/null
+	_ko=${1%%,*}
+	_params=
+	[ "$_ko" != "$1" ] && _params=$(echo "${1#*,}" | tr ',' ' ')
+	# shellcheck disable=SC2086 # parameters are words
+	insmod "$_ko" $_params
+}
+
+for round in $(seq "$repeat"); do
+	for v in $AB_VARIANTS; do
+		name=${v%%=*}
+		drv=metaroce
+		if [ "${v#*=}" = rxe ]; then
+			drv=rxe
+		elif ! load "${v#*=}"; then
+			row "$name" "$round" - load "" "" failed
+			continue
+		fi
+		dp_initnet_devs $drv
+		for loss in $losses; do
+			if [ "$loss" = 0 ]; then dp_netem; else dp_netem loss "$loss%"; fi
+			for t in $tests; do
+				tool=${t%%:*}
+				size=${t#*:}
+				log=ab_r${round}_${name}_${loss}_$tool$size
+				case $tool in
+				*_lat)
+					if dp_perftest "$log" "$tool" -s "$size" -n "$lat_iters"; then
+						# "#bytes #iter min max typical avg stdev 99% 99.9%"
+						avg=$(awk '$1 ~ /^[0-9]+$/ && NF >= 6 { v = $6 } END { print v }' \
+							"$DP_OUT/$log.client")
+						row "$name" "$round" "$loss" "$tool:$size:typ" "$DP_LAT" usec ok
+						row "$name" "$round" "$loss" "$tool:$size:avg" "$avg" usec ok
+					else
+						row "$name" "$round" "$loss" "$tool:$size:typ" "" usec failed
+					fi
+					;;
+				*)
+					if dp_perftest "$log" "$tool" -s "$size" -D "$secs"; then
+						row "$name" "$round" "$loss" "$tool:$size" "$DP_BW" MB/s ok
+					else
+						row "$name" "$round" "$loss" "$tool:$size" "" MB/s failed
+					fi
+					;;
+				esac
+			done
+		done
+		dp_netem
+		[ $drv = rxe ] || for c in $counters; do
+			row "$name" "$round" - "counter:$c" \
+				"$(dp_counter "$DP_DEV_A" "$c")/$(dp_counter "$DP_DEV_B" "$c")" A/B ok
+		done
+		dp_initnet_devs_del
+	done
+done
+rmmod metaroce 2>/dev/null
+exit 0
