@@ -16,6 +16,11 @@ import statistics
 import sys
 
 
+TESTS = (("ib_write_bw", "MB/s"), ("ib_send_bw", "MB/s"),
+         ("ib_write_lat", "usec"), ("ib_write_lat_typ", "usec"),
+         ("ib_write_lat_p99", "usec"))
+
+
 def load(path):
     """(driver, loss, test) -> the values of every round, in order."""
     rounds = {}
@@ -55,27 +60,29 @@ def table(rounds, losses):
     nrounds = max((len(v) for v in rounds.values()), default=1)
     tcp = {l: data.get(("tcp", l, "iperf3")) for l in losses}
     lines = []
-    hdr = (f"{'test':<13} {'loss %':>6} {'metaroce':>10} {'rxe':>10} {'tcp':>10}"
+    hdr = (f"{'test':<16} {'loss %':>6} {'metaroce':>10} {'rxe':>10} {'tcp':>10}"
            f" {'mr/rxe':>7} {'mr/tcp':>7} {'lossy/0%':>8}"
            + (f" {'mr/rxe range':>12}" if nrounds > 1 else ""))
     lines.append(hdr)
     lines.append("-" * len(hdr))
-    for test, unit in (("ib_write_bw", "MB/s"), ("ib_send_bw", "MB/s"),
-                       ("ib_write_lat", "usec")):
+    for test, unit in TESTS:
+        if not any(k[2] == test for k in data):
+            continue
         base = data.get(("metaroce", losses[0], test))
         for l in losses:
             mr = data.get(("metaroce", l, test))
             rx = data.get(("rxe", l, test))
             t = tcp[l] if unit == "MB/s" else None
             lines.append(
-                f"{test:<13} {l:>6} {fmt(mr):>10} {fmt(rx):>10}"
+                f"{test:<16} {l:>6} {fmt(mr):>10} {fmt(rx):>10}"
                 f" {(fmt(t) if unit == 'MB/s' else '-'):>10}"
                 f" {ratio(mr, rx):>7} {(ratio(mr, t) if unit == 'MB/s' else '-'):>7}"
                 f" {ratio(mr, base):>8}"
                 + (f" {ratio_range(rounds, l, test):>12}" if nrounds > 1 else ""))
         lines.append("")
-    lines.append("bandwidth in MB/s (perftest average, iperf3 received), "
-                 "latency in usec (ib_write_lat average)"
+    lines.append("bandwidth in MB/s (perftest average, iperf3 received); "
+                 "latency in usec: ib_write_lat the average of a -D run, "
+                 "_typ the median and _p99 the 99th percentile of an -n run"
                  + (f"; medians of {nrounds} rounds" if nrounds > 1 else ""))
     return "\n".join(lines)
 
@@ -85,10 +92,10 @@ def plot(data, losses, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    tests = [t for t in TESTS[:4] if any(k[2] == t[0] for k in data)]
+    fig, axes = plt.subplots(1, len(tests), figsize=(5 * len(tests), 4.5))
     x = list(range(len(losses)))
-    for ax, test, unit in zip(axes, ("ib_write_bw", "ib_send_bw", "ib_write_lat"),
-                              ("MB/s", "MB/s", "usec")):
+    for ax, (test, unit) in zip(axes, tests):
         for drv, style in (("metaroce", "o-"), ("rxe", "s--")):
             ys = [data.get((drv, l, test)) for l in losses]
             ax.plot([i for i, y in zip(x, ys) if y], [y for y in ys if y],

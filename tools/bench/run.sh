@@ -11,12 +11,14 @@
 #
 #   tools/bench/run.sh [--seconds S] [--losses "0 0.1 1 10"]
 #                      [--drivers "rxe metaroce"] [--size BYTES] [--rps]
-#                      [--repeat N]
+#                      [--repeat N] [--pin]
 #
 # --repeat N measures everything N times in rounds (rxe, MetaRoCE, TCP,
 # then again), so a drift of the shared host hits every driver alike; the
 # table shows each figure's median and how far the rounds spread.  Single
 # TCG runs vary by about +-30%.
+#
+# --pin runs perftest's server and client on two different CPUs (taskset).
 #
 # --rps spreads each veth's receive work over every CPU by flow (RPS), as
 # a multi-queue NIC's RSS would; by default one CPU receives what it sent.
@@ -31,6 +33,7 @@ drivers="rxe metaroce"
 size=65536
 rps=0
 repeat=1
+pin=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--seconds) seconds=$2; shift 2 ;;
@@ -39,7 +42,8 @@ while [ $# -gt 0 ]; do
 	--size) size=$2; shift 2 ;;
 	--rps) rps=1; shift ;;
 	--repeat) repeat=$2; shift 2 ;;
-	-h | --help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--pin) pin=1; shift ;;
+	-h | --help) sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -67,7 +71,7 @@ rc=0
 "$vm" --timeout 60m --out "$out/vm" -- sh -c \
 	"BENCH_CSV=\$METAROCE_OUT/bench.csv BENCH_SECONDS=$seconds \
 	 BENCH_LOSSES='$losses' BENCH_DRIVERS='$drivers' BENCH_SIZE=$size \
-	 BENCH_RPS=$rps BENCH_REPEAT=$repeat \
+	 BENCH_RPS=$rps BENCH_REPEAT=$repeat BENCH_PIN=$pin \
 	 tools/bench/vm_bench.sh" || rc=$?
 if [ ! -s "$out/vm/bench.csv" ]; then
 	echo "bench: the VM produced no measurements (exit $rc); see $out/vm" >&2
