@@ -50,10 +50,12 @@ void mroce_cfg_default(struct mroce_cfg *cfg)
 	cfg->pace_burst = 4 * 4096;
 }
 
+/* The connection, its paths, their rings, the retransmission queue. */
 size_t mroce_conn_size(u32 npaths)
 {
 	return sizeof(struct mroce_conn) +
 	       (size_t)npaths * sizeof(struct mroce_path) +
+	       (size_t)npaths * MROCE_PATH_WINDOW * sizeof(struct mroce_txent) +
 	       (size_t)npaths * MROCE_PATH_WINDOW * sizeof(struct mroce_pktref);
 }
 
@@ -139,6 +141,7 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
 		    const struct mroce_ops *ops, void *ctx, u32 id, u64 nonce,
 		    u64 seed, u64 now)
 {
+	struct mroce_txent *ring;
 	u32 i;
 
 	if (!cfg_valid(cfg) || !id || !nonce)
@@ -168,10 +171,16 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
 	mroce_list_init(&c->pollq);
 	for (i = 0; i < cfg->npaths; i++)
 		c->paths[i].sport = 0;
-	for (i = 0; i < cfg->npaths; i++)
+	ring = (struct mroce_txent *)&c->paths[cfg->npaths];
+	for (i = 0; i < cfg->npaths; i++) {
 		mroce_path_init(&c->paths[i], (u16)i, mroce_pick_sport(c),
 				cfg->mss, cfg->init_cwnd, cfg->rto_init_ns, now);
-	c->retx = (struct mroce_pktref *)&c->paths[cfg->npaths];
+		/* read only for psns in [snd_una, snd_nxt): not cleared */
+		c->paths[i].ring = ring + i;
+		c->paths[i].ring_stride = cfg->npaths;
+	}
+	c->retx = (struct mroce_pktref *)(ring + cfg->npaths *
+					  MROCE_PATH_WINDOW);
 	c->retx_cap = cfg->npaths * MROCE_PATH_WINDOW;
 	return 0;
 }

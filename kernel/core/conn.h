@@ -258,7 +258,7 @@ struct mroce_conn {
 	struct mroce_pktref *retx;
 
 	struct mroce_conn_stats stats;
-	struct mroce_path paths[];	/* cfg.npaths, then retx entries */
+	struct mroce_path paths[];	/* cfg.npaths; their rings; retx entries */
 };
 
 /* Bytes the caller must provide for a connection of @npaths paths. */

@@ -128,6 +128,14 @@ struct mroce_path {
 	u64 una_sent_ns;	/* ring[snd_una].sent_ns while anything is out */
 
 	/* ---- sender half ---- */
+	/*
+	 * The scoreboard: entry of psn at ring[(psn % MROCE_PATH_WINDOW) *
+	 * ring_stride].  The connection's paths share one array, interleaved
+	 * (ring_stride = its path count): packets sprayed over the paths
+	 * share cache lines and pages, and the path headers stay together.
+	 */
+	struct mroce_txent *ring;
+	u32 ring_stride;
 	u32 snd_nxt;		/* next psn to send */
 	u32 snd_high;		/* one past the highest psn acknowledged */
 	u32 lost_scan;		/* loss detection resumes here */
@@ -171,14 +179,12 @@ struct mroce_path {
 	u8 rcv_ack_now;		/* acknowledge without delay */
 	u8 rcv_ce_seen;		/* CE since the last ACK (ECE flag) */
 	u8 probe_ack_pending;
-
-	struct mroce_txent ring[MROCE_PATH_WINDOW];
 };
 
-static inline struct mroce_txent *mroce_path_ent(struct mroce_path *p,
+static inline struct mroce_txent *mroce_path_ent(const struct mroce_path *p,
 						 u32 psn)
 {
-	return &p->ring[psn % MROCE_PATH_WINDOW];
+	return &p->ring[(psn % MROCE_PATH_WINDOW) * p->ring_stride];
 }
 
 /* Packets the sender may still put on this path before the ring is full. */
@@ -187,6 +193,7 @@ static inline bool mroce_path_ring_full(const struct mroce_path *p)
 	return p->snd_nxt - p->snd_una >= MROCE_PATH_WINDOW;
 }
 
+/* A path without a ring (the connection gives it one: mroce_conn_init). */
 void mroce_path_init(struct mroce_path *p, u16 id, u16 sport, u32 mss,
 		     u32 init_cwnd, u64 rto_init, u64 now);
 

@@ -217,7 +217,7 @@ static bool ackreq_pending(const struct mroce_path *p)
 
 	if (!p->ackreq_on || mroce_seq_lt(p->ackreq_psn, p->snd_una))
 		return false;
-	e = &p->ring[p->ackreq_psn % MROCE_PATH_WINDOW];
+	e = mroce_path_ent(p, p->ackreq_psn);
 	return e->state == MROCE_TXE_INFLIGHT;
 }
 

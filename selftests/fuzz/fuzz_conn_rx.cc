@@ -873,7 +873,7 @@ void World::dump_timers() const {
         "last_ack %llu last_send %llu rto %llu probe_at %llu "
         "epoch %u@%llu\n",
         i, p.state, p.inflight_pkts, p.snd_una, p.snd_nxt,
-        (unsigned long long)p.ring[p.snd_una % MROCE_PATH_WINDOW].sent_ns,
+        (unsigned long long)mroce_path_ent(&p, p.snd_una)->sent_ns,
         (unsigned long long)p.last_ack_ns, (unsigned long long)p.last_send_ns,
         (unsigned long long)p.rtt.rto, (unsigned long long)p.probe_at,
         p.epoch_sent, (unsigned long long)p.epoch_start);
@@ -1013,7 +1013,7 @@ void World::check_path(const mroce_path &p, uint32_t i, uint64_t *inflight) {
   uint32_t pkts = 0;
   bool live[MROCE_PATH_WINDOW] = {};
   for (uint32_t psn = p.snd_una; psn != p.snd_nxt; psn++) {
-    const mroce_txent &e = p.ring[psn % MROCE_PATH_WINDOW];
+    const mroce_txent &e = *mroce_path_ent(&p, psn);
     FUZZ_REQUIRE(e.state != MROCE_TXE_FREE && e.state <= MROCE_TXE_LOST,
                  "path %u psn %u: state %u inside the window", i, psn, e.state);
     bool out = e.state == MROCE_TXE_INFLIGHT || e.state == MROCE_TXE_LOST;
@@ -1034,11 +1034,11 @@ void World::check_path(const mroce_path &p, uint32_t i, uint64_t *inflight) {
   }
   FUZZ_REQUIRE(p.snd_una == p.snd_nxt ||
                    p.una_sent_ns ==
-                       p.ring[p.snd_una % MROCE_PATH_WINDOW].sent_ns,
+                       mroce_path_ent(&p, p.snd_una)->sent_ns,
                "path %u: una_sent_ns %llu, the ring's psn %u was sent at %llu",
                i, static_cast<unsigned long long>(p.una_sent_ns), p.snd_una,
                static_cast<unsigned long long>(
-                   p.ring[p.snd_una % MROCE_PATH_WINDOW].sent_ns));
+                   mroce_path_ent(&p, p.snd_una)->sent_ns));
   for (uint32_t pos = 0; pos < MROCE_PATH_WINDOW; pos++)
     FUZZ_REQUIRE(live[pos] || !ring_bit(p.out_bits, pos, 0xff),
                  "path %u: out bit %u set outside the window", i, pos);
