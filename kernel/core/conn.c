@@ -50,6 +50,11 @@ void mroce_cfg_default(struct mroce_cfg *cfg)
 	cfg->pace_burst = 4 * 4096;
 }
 
+/* Whole lines: paths[] of a line-aligned connection start on lines. */
+_Static_assert(offsetof(struct mroce_conn, paths) % 64 == 0 &&
+	       sizeof(struct mroce_path) % 64 == 0,
+	       "struct mroce_conn: adjust pad_paths");
+
 /* The connection, its paths, their rings, the retransmission queue. */
 size_t mroce_conn_size(u32 npaths)
 {
@@ -171,14 +176,13 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
 	mroce_list_init(&c->pollq);
 	for (i = 0; i < cfg->npaths; i++)
 		c->paths[i].sport = 0;
-	ring = (struct mroce_txent *)&c->paths[cfg->npaths];
 	for (i = 0; i < cfg->npaths; i++) {
 		mroce_path_init(&c->paths[i], (u16)i, mroce_pick_sport(c),
 				cfg->mss, cfg->init_cwnd, cfg->rto_init_ns, now);
-		/* read only for psns in [snd_una, snd_nxt): not cleared */
-		c->paths[i].ring = ring + i;
+		/* the ring (mroce_path_ent) is read only in [snd_una, snd_nxt) */
 		c->paths[i].ring_stride = cfg->npaths;
 	}
+	ring = (struct mroce_txent *)&c->paths[cfg->npaths];
 	c->retx = (struct mroce_pktref *)(ring + cfg->npaths *
 					  MROCE_PATH_WINDOW);
 	c->retx_cap = cfg->npaths * MROCE_PATH_WINDOW;

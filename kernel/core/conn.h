@@ -246,6 +246,12 @@ struct mroce_conn {
 	 * PROBING, so mroce_conn_next_timer() skips the path.
 	 */
 	u64 timer_mask;
+	/*
+	 * Paths that may be PROBING (set when a path starts probing, cleared
+	 * when its probe is answered): transmit looks for due probes only
+	 * there, not in every path's header.
+	 */
+	u64 probe_mask;
 	u8 ack_now;
 	u8 norphan;
 	/* NACKs for packets that named no stream of ours */
@@ -258,6 +264,11 @@ struct mroce_conn {
 	struct mroce_pktref *retx;
 
 	struct mroce_conn_stats stats;
+	/*
+	 * The paths start on a cache line of a line-aligned connection, so a
+	 * timer scan reads two lines of each path, not three (conn.c checks).
+	 */
+	u8 pad_paths[40];
 	struct mroce_path paths[];	/* cfg.npaths; their rings; retx entries */
 };
 

@@ -128,19 +128,12 @@ struct mroce_path {
 	u64 una_sent_ns;	/* ring[snd_una].sent_ns while anything is out */
 
 	/* ---- sender half ---- */
-	/*
-	 * The scoreboard: entry of psn at ring[(psn % MROCE_PATH_WINDOW) *
-	 * ring_stride].  The connection's paths share one array, interleaved
-	 * (ring_stride = its path count): packets sprayed over the paths
-	 * share cache lines and pages, and the path headers stay together.
-	 */
-	struct mroce_txent *ring;
-	u32 ring_stride;
 	u32 snd_nxt;		/* next psn to send */
 	u32 snd_high;		/* one past the highest psn acknowledged */
 	u32 lost_scan;		/* loss detection resumes here */
 	u32 inflight;		/* bytes in flight (not acked, not lost) */
 	u32 wnd_end;		/* psn closing the CC observation window */
+	u32 ring_stride;	/* the connection's path count (mroce_path_ent) */
 	u64 out_bits[MROCE_SACK_WORDS];	/* unacked psns, bit psn % 256 */
 	/*
 	 * The last psns given up for reordering distance, after they left
@@ -181,10 +174,21 @@ struct mroce_path {
 	u8 probe_ack_pending;
 };
 
+/*
+ * The scoreboard entry of @psn.  The rings of a connection's paths follow
+ * its array of paths as one array, interleaved: the entry of psn on path
+ * id is entry (psn % MROCE_PATH_WINDOW) * npaths + id (ring_stride =
+ * npaths), so packets sprayed over the paths share cache lines and pages,
+ * and the path headers stay together for the timer scans.  Only paths of
+ * a connection have a ring.
+ */
 static inline struct mroce_txent *mroce_path_ent(const struct mroce_path *p,
 						 u32 psn)
 {
-	return &p->ring[(psn % MROCE_PATH_WINDOW) * p->ring_stride];
+	struct mroce_path *paths = (struct mroce_path *)(uintptr_t)(p - p->id);
+	struct mroce_txent *ring = (struct mroce_txent *)&paths[p->ring_stride];
+
+	return &ring[(psn % MROCE_PATH_WINDOW) * p->ring_stride + p->id];
 }
 
 /* Packets the sender may still put on this path before the ring is full. */

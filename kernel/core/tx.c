@@ -66,6 +66,7 @@ static bool poll_ctrl(struct mroce_conn *c, u64 now, void *buf,
 {
 	struct mroce_path *p = &c->paths[0];
 	struct mroce_pkt pkt;
+	u64 probing;
 	u32 i;
 
 	memset(&pkt, 0, sizeof(pkt));
@@ -101,7 +102,11 @@ static bool poll_ctrl(struct mroce_conn *c, u64 now, void *buf,
 		emit_ctrl(c, &pkt, p, buf, tx);
 		return true;
 	}
-	for (i = 0; i < c->npaths; i++) {
+	/* the paths of probe_mask in order: the first due probe goes */
+	for (probing = c->probe_mask; probing; probing &= probing - 1) {
+		i = mroce_ctz64(probing);
+		if (i >= c->npaths)
+			break;
 		p = &c->paths[i];
 		if (p->state != MROCE_PATH_PROBING || p->probe_at > now)
 			continue;

@@ -1009,6 +1009,9 @@ void World::check_path(const mroce_path &p, uint32_t i, uint64_t *inflight) {
                    (!p.inflight_pkts && !p.epoch_sent && !p.reo_at &&
                     p.state != MROCE_PATH_PROBING),
                "path %u: deadlines but not in timer_mask", i);
+  // transmit looks for due probes only among the paths of probe_mask
+  FUZZ_REQUIRE((c->probe_mask >> i & 1) || p.state != MROCE_PATH_PROBING,
+               "path %u: probing but not in probe_mask", i);
   uint64_t bytes = 0;
   uint32_t pkts = 0;
   bool live[MROCE_PATH_WINDOW] = {};
