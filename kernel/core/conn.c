@@ -186,6 +186,7 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
 	c->retx = (struct mroce_pktref *)(ring + cfg->npaths *
 					  MROCE_PATH_WINDOW);
 	c->retx_cap = cfg->npaths * MROCE_PATH_WINDOW;
+	c->timer_dirty = ~0ull;
 	return 0;
 }
 

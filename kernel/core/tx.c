@@ -111,6 +111,7 @@ static bool poll_ctrl(struct mroce_conn *c, u64 now, void *buf,
 		if (p->state != MROCE_PATH_PROBING || p->probe_at > now)
 			continue;
 		p->probe_at = now + c->cfg.probe_interval_ns;
+		c->timer_dirty |= 1ull << i;
 		p->probes_unanswered++;
 		p->stats.probes++;
 		hdr_common(c, &pkt, MROCE_OP_PROBE, p, now);
