@@ -257,6 +257,13 @@ void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
 		struct mroce_path *p = &c->paths[i];
 		u64 at;
 
+		/*
+		 * Nothing is due on a path without timers, or on one whose
+		 * earliest deadline, fresh in timer_at, is later.
+		 */
+		if (!(c->timer_mask >> i & 1) ||
+		    (!(c->timer_dirty >> i & 1) && c->timer_at[i] >= now))
+			continue;
 		/* what fires changes this path's deadlines, no other's */
 		at = path_rto_at(p);
 		if (at && at <= now) {

@@ -1102,6 +1102,18 @@ void World::check_stream(const Qp &q) {
 }
 
 void World::check() {
+  // every fresh entry of next_timer's per-path cache (the paths of
+  // timer_mask not in timer_dirty; on_timer skips those not due by it)
+  // still holds what the plain scan finds after this step
+  if (c->state == MROCE_CONN_ESTABLISHED)
+    for (uint32_t i = 0; i < c->npaths; i++) {
+      if (!(c->timer_mask >> i & 1) || (c->timer_dirty >> i & 1))
+        continue;
+      FUZZ_REQUIRE(c->timer_at[i] + 1 == mroce_path_timer_ref(c, i),
+                   "path %u: cached deadline %llu, reference %llu", i,
+                   static_cast<unsigned long long>(c->timer_at[i] + 1),
+                   static_cast<unsigned long long>(mroce_path_timer_ref(c, i)));
+    }
   // the optimised deadline scan against the plain one, after every step
   FUZZ_REQUIRE(mroce_conn_next_timer(c) == mroce_next_timer_ref(c),
                "next_timer %llu, reference %llu",
