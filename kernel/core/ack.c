@@ -611,6 +611,7 @@ void mroce_path_replace(struct mroce_conn *c, struct mroce_path *p, u64 now)
 	p->state_since = now;
 	p->probe_at = now;
 	mroce_timer_path(c, p);
+	c->probe_mask |= 1ull << p->id;
 	p->probes_unanswered = 0;
 	p->rto_count = 0;
 	p->congested_epochs = 0;
@@ -636,6 +637,7 @@ void mroce_path_probe_acked(struct mroce_conn *c, struct mroce_path *p,
 	if (p->state != MROCE_PATH_PROBING)
 		return;
 	p->state = MROCE_PATH_ACTIVE;
+	c->probe_mask &= ~(1ull << p->id);
 	p->state_since = now;
 	p->rto_count = 0;
 	p->wnd_end = p->snd_nxt;

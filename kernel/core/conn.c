@@ -50,10 +50,17 @@ void mroce_cfg_default(struct mroce_cfg *cfg)
 	cfg->pace_burst = 4 * 4096;
 }
 
+/* Whole lines: paths[] of a line-aligned connection start on lines. */
+_Static_assert(offsetof(struct mroce_conn, paths) % 64 == 0 &&
+	       sizeof(struct mroce_path) % 64 == 0,
+	       "struct mroce_conn: adjust pad_paths");
+
+/* The connection, its paths, their rings, the retransmission queue. */
 size_t mroce_conn_size(u32 npaths)
 {
 	return sizeof(struct mroce_conn) +
 	       (size_t)npaths * sizeof(struct mroce_path) +
+	       (size_t)npaths * MROCE_PATH_WINDOW * sizeof(struct mroce_txent) +
 	       (size_t)npaths * MROCE_PATH_WINDOW * sizeof(struct mroce_pktref);
 }
 
@@ -139,6 +146,7 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
 		    const struct mroce_ops *ops, void *ctx, u32 id, u64 nonce,
 		    u64 seed, u64 now)
 {
+	struct mroce_txent *ring;
 	u32 i;
 
 	if (!cfg_valid(cfg) || !id || !nonce)
@@ -168,11 +176,17 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
 	mroce_list_init(&c->pollq);
 	for (i = 0; i < cfg->npaths; i++)
 		c->paths[i].sport = 0;
-	for (i = 0; i < cfg->npaths; i++)
+	for (i = 0; i < cfg->npaths; i++) {
 		mroce_path_init(&c->paths[i], (u16)i, mroce_pick_sport(c),
 				cfg->mss, cfg->init_cwnd, cfg->rto_init_ns, now);
-	c->retx = (struct mroce_pktref *)&c->paths[cfg->npaths];
+		/* the ring (mroce_path_ent) is read only in [snd_una, snd_nxt) */
+		c->paths[i].ring_stride = cfg->npaths;
+	}
+	ring = (struct mroce_txent *)&c->paths[cfg->npaths];
+	c->retx = (struct mroce_pktref *)(ring + cfg->npaths *
+					  MROCE_PATH_WINDOW);
 	c->retx_cap = cfg->npaths * MROCE_PATH_WINDOW;
+	c->timer_dirty = ~0ull;
 	return 0;
 }
 

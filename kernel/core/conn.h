@@ -246,6 +246,17 @@ struct mroce_conn {
 	 * PROBING, so mroce_conn_next_timer() skips the path.
 	 */
 	u64 timer_mask;
+	/*
+	 * Paths whose entry of timer_at may be stale: every core call that
+	 * may change a path's deadlines marks the paths it may change.
+	 */
+	u64 timer_dirty;
+	/*
+	 * Paths that may be PROBING (set when a path starts probing, cleared
+	 * when its probe is answered): transmit looks for due probes only
+	 * there, not in every path's header.
+	 */
+	u64 probe_mask;
 	u8 ack_now;
 	u8 norphan;
 	/* NACKs for packets that named no stream of ours */
@@ -258,7 +269,18 @@ struct mroce_conn {
 	struct mroce_pktref *retx;
 
 	struct mroce_conn_stats stats;
-	struct mroce_path paths[];	/* cfg.npaths, then retx entries */
+	/*
+	 * The earliest deadline of each path minus one (U64_MAX: none), as
+	 * mroce_conn_next_timer() last computed it: it reads the paths of
+	 * timer_dirty and these, not every path header.
+	 */
+	u64 timer_at[MROCE_MAX_PATHS];
+	/*
+	 * The paths start on a cache line of a line-aligned connection, so a
+	 * timer scan reads two lines of each path, not three (conn.c checks).
+	 */
+	u8 pad_paths[32];
+	struct mroce_path paths[];	/* cfg.npaths; their rings; retx entries */
 };
 
 /* Bytes the caller must provide for a connection of @npaths paths. */

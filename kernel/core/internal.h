@@ -55,6 +55,7 @@ static inline void mroce_timer_path(struct mroce_conn *c,
 				    const struct mroce_path *p)
 {
 	c->timer_mask |= 1ull << p->id;
+	c->timer_dirty |= 1ull << p->id;
 }
 
 /* A stream entry (frontier / NACK) should go out with the next ACK. */

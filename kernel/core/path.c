@@ -17,7 +17,7 @@ const char *const mroce_path_state_names[4] = {
 void mroce_path_init(struct mroce_path *p, u16 id, u16 sport, u32 mss,
 		     u32 init_cwnd, u64 rto_init, u64 now)
 {
-	memset(p, 0, offsetof(struct mroce_path, ring));
+	memset(p, 0, sizeof(*p));
 	p->id = id;
 	p->sport = sport;
 	p->state = MROCE_PATH_ACTIVE;
@@ -26,5 +26,4 @@ void mroce_path_init(struct mroce_path *p, u16 id, u16 sport, u32 mss,
 	p->epoch_start = now;
 	p->tlp_left = MROCE_TLP_MAX;
 	mroce_cc_init(&p->cc, mss, init_cwnd, MROCE_PATH_WINDOW * mss);
-	/* the ring is only read for psns in [snd_una, snd_nxt) */
 }

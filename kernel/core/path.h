@@ -133,6 +133,7 @@ struct mroce_path {
 	u32 lost_scan;		/* loss detection resumes here */
 	u32 inflight;		/* bytes in flight (not acked, not lost) */
 	u32 wnd_end;		/* psn closing the CC observation window */
+	u32 ring_stride;	/* the connection's path count (mroce_path_ent) */
 	u64 out_bits[MROCE_SACK_WORDS];	/* unacked psns, bit psn % 256 */
 	/*
 	 * The last psns given up for reordering distance, after they left
@@ -171,14 +172,23 @@ struct mroce_path {
 	u8 rcv_ack_now;		/* acknowledge without delay */
 	u8 rcv_ce_seen;		/* CE since the last ACK (ECE flag) */
 	u8 probe_ack_pending;
-
-	struct mroce_txent ring[MROCE_PATH_WINDOW];
 };
 
-static inline struct mroce_txent *mroce_path_ent(struct mroce_path *p,
+/*
+ * The scoreboard entry of @psn.  The rings of a connection's paths follow
+ * its array of paths as one array, interleaved: the entry of psn on path
+ * id is entry (psn % MROCE_PATH_WINDOW) * npaths + id (ring_stride =
+ * npaths), so packets sprayed over the paths share cache lines and pages,
+ * and the path headers stay together for the timer scans.  Only paths of
+ * a connection have a ring.
+ */
+static inline struct mroce_txent *mroce_path_ent(const struct mroce_path *p,
 						 u32 psn)
 {
-	return &p->ring[psn % MROCE_PATH_WINDOW];
+	struct mroce_path *paths = (struct mroce_path *)(uintptr_t)(p - p->id);
+	struct mroce_txent *ring = (struct mroce_txent *)&paths[p->ring_stride];
+
+	return &ring[(psn % MROCE_PATH_WINDOW) * p->ring_stride + p->id];
 }
 
 /* Packets the sender may still put on this path before the ring is full. */
@@ -187,6 +197,7 @@ static inline bool mroce_path_ring_full(const struct mroce_path *p)
 	return p->snd_nxt - p->snd_una >= MROCE_PATH_WINDOW;
 }
 
+/* A path without a ring (the connection gives it one: mroce_conn_init). */
 void mroce_path_init(struct mroce_path *p, u16 id, u16 sport, u32 mss,
 		     u32 init_cwnd, u64 rto_init, u64 now);
 

@@ -184,12 +184,15 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			c->stats.rx_drop_path++;
 			return;
 		}
+		/* only ACKs and answered probes move a sender's deadlines */
+		c->timer_dirty = ~0ull;
 		mroce_path_probe_acked(c, &c->paths[h->path],
 				       pkt->probe_ack.echo_ts,
 				       pkt->probe_ack.delay, now);
 		return;
 	case MROCE_OP_ACK:
 		c->stats.rx_acks++;
+		c->timer_dirty = ~0ull;
 		mroce_ack_rx(c, pkt, buf, now);
 		return;
 	case MROCE_OP_POLL:

@@ -77,6 +77,11 @@ static u8 local_wc(u8 status)
 void mroce_stream_init(struct mroce_stream *st, u32 id)
 {
 	memset(st, 0, sizeof(*st));
+	mroce_stream_init_zeroed(st, id);
+}
+
+void mroce_stream_init_zeroed(struct mroce_stream *st, u32 id)
+{
 	st->id = id & MROCE_STREAM_MASK;
 	st->state = MROCE_STREAM_IDLE;
 	mroce_list_init(&st->node);

@@ -211,6 +211,13 @@ static inline struct mroce_rxmsg *mroce_rxmsg(struct mroce_stream *st,
 void mroce_stream_init(struct mroce_stream *st, u32 id);
 
 /*
+ * The same for @st in memory the caller knows to be zeroed (calloc, fresh
+ * pages): the message windows (~41 KB) are not written, so their pages are
+ * touched only as messages use them.
+ */
+void mroce_stream_init_zeroed(struct mroce_stream *st, u32 id);
+
+/*
  * Attach @st to @conn, talking to the peer's stream @peer (verbs: the QP
  * reached RTR).  Packets may flow once the connection is established.
  */

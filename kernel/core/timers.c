@@ -87,17 +87,21 @@ static inline u64 path_earliest(const struct mroce_conn *c,
 }
 
 /*
- * Called after every core call: only the paths of timer_mask are read (a
- * path without traffic in this epoch has no deadline), their deadlines
- * those of path_rto_at() and path_tlp_at(), inline and without a branch per
- * "none".  selftests/fuzz/timer_ref.c keeps the plain scan as the oracle.
+ * Called after every core call: only the paths of timer_mask count (a path
+ * without traffic in this epoch has no deadline), their deadlines those of
+ * path_rto_at() and path_tlp_at(), inline and without a branch per "none".
+ * Each path's earliest is kept in timer_at and computed again only for the
+ * paths of timer_dirty: a transmit changes one path, while every path
+ * header a scan reads is a cache miss when many connections take turns.
+ * selftests/fuzz/timer_ref.c keeps the plain scan as the oracle.
  */
-u64 mroce_conn_next_timer(const struct mroce_conn *c)
+u64 mroce_conn_next_timer(const struct mroce_conn *cc)
 {
-	const struct mroce_path *p;
+	/* timer_at and timer_dirty are a cache, not connection state */
+	struct mroce_conn *c = (struct mroce_conn *)cc;
 	const struct mroce_list *pos;
-	u64 paths, m = ~0ULL;
-	u32 n;
+	u64 paths, dirty, m = ~0ULL;
+	u32 i;
 
 	switch (c->state) {
 	case MROCE_CONN_CONNECTING:
@@ -116,11 +120,15 @@ u64 mroce_conn_next_timer(const struct mroce_conn *c)
 	paths = c->timer_mask;
 	if (c->npaths < 64)
 		paths &= (1ull << c->npaths) - 1;
-	for (p = c->paths; paths; p++, paths >>= 1) {
-		n = mroce_ctz64(paths);	/* skip the paths with nothing due */
-		p += n;
-		paths >>= n;
-		m = path_earliest(c, p, m);
+	dirty = paths & c->timer_dirty;
+	c->timer_dirty &= ~dirty;
+	for (; dirty; dirty &= dirty - 1) {
+		i = mroce_ctz64(dirty);
+		c->timer_at[i] = path_earliest(c, &c->paths[i], ~0ULL);
+	}
+	for (; paths; paths &= paths - 1) {
+		i = mroce_ctz64(paths);
+		m = MROCE_MIN(m, c->timer_at[i]);
 	}
 	for (pos = c->waitq.next; pos != &c->waitq; pos = pos->next) {
 		const struct mroce_stream *st =
@@ -249,16 +257,29 @@ void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
 		struct mroce_path *p = &c->paths[i];
 		u64 at;
 
+		/*
+		 * Nothing is due on a path without timers, or on one whose
+		 * earliest deadline, fresh in timer_at, is later.
+		 */
+		if (!(c->timer_mask >> i & 1) ||
+		    (!(c->timer_dirty >> i & 1) && c->timer_at[i] >= now))
+			continue;
+		/* what fires changes this path's deadlines, no other's */
 		at = path_rto_at(p);
 		if (at && at <= now) {
+			c->timer_dirty |= 1ull << i;
 			on_rto(c, p, now);
 			continue;
 		}
-		if (p->reo_at && p->reo_at <= now)
+		if (p->reo_at && p->reo_at <= now) {
+			c->timer_dirty |= 1ull << i;
 			mroce_path_detect_losses(c, p, now);
+		}
 		at = path_tlp_at(c, p);
-		if (at && at <= now)
+		if (at && at <= now) {
+			c->timer_dirty |= 1ull << i;
 			on_tlp(c, p);
+		}
 		if (p->state == MROCE_PATH_PROBING &&
 		    p->probes_unanswered >= c->cfg.probe_max &&
 		    p->probe_at <= now)
@@ -266,8 +287,10 @@ void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
 		if (p->epoch_sent && p->epoch_start + c->cfg.epoch_ns <= now)
 			epoch = true;
 	}
-	if (epoch)
+	if (epoch) {
+		c->timer_dirty = ~0ull;
 		on_epoch(c, now);
+	}
 
 	for (pos = c->waitq.next; pos != &c->waitq; pos = next) {
 		struct mroce_stream *st =

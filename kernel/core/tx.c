@@ -66,6 +66,7 @@ static bool poll_ctrl(struct mroce_conn *c, u64 now, void *buf,
 {
 	struct mroce_path *p = &c->paths[0];
 	struct mroce_pkt pkt;
+	u64 probing;
 	u32 i;
 
 	memset(&pkt, 0, sizeof(pkt));
@@ -101,11 +102,16 @@ static bool poll_ctrl(struct mroce_conn *c, u64 now, void *buf,
 		emit_ctrl(c, &pkt, p, buf, tx);
 		return true;
 	}
-	for (i = 0; i < c->npaths; i++) {
+	/* the paths of probe_mask in order: the first due probe goes */
+	for (probing = c->probe_mask; probing; probing &= probing - 1) {
+		i = mroce_ctz64(probing);
+		if (i >= c->npaths)
+			break;
 		p = &c->paths[i];
 		if (p->state != MROCE_PATH_PROBING || p->probe_at > now)
 			continue;
 		p->probe_at = now + c->cfg.probe_interval_ns;
+		c->timer_dirty |= 1ull << i;
 		p->probes_unanswered++;
 		p->stats.probes++;
 		hdr_common(c, &pkt, MROCE_OP_PROBE, p, now);
@@ -217,7 +223,7 @@ static bool ackreq_pending(const struct mroce_path *p)
 
 	if (!p->ackreq_on || mroce_seq_lt(p->ackreq_psn, p->snd_una))
 		return false;
-	e = &p->ring[p->ackreq_psn % MROCE_PATH_WINDOW];
+	e = mroce_path_ent(p, p->ackreq_psn);
 	return e->state == MROCE_TXE_INFLIGHT;
 }
 

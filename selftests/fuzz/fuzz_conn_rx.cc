@@ -873,7 +873,7 @@ void World::dump_timers() const {
         "last_ack %llu last_send %llu rto %llu probe_at %llu "
         "epoch %u@%llu\n",
         i, p.state, p.inflight_pkts, p.snd_una, p.snd_nxt,
-        (unsigned long long)p.ring[p.snd_una % MROCE_PATH_WINDOW].sent_ns,
+        (unsigned long long)mroce_path_ent(&p, p.snd_una)->sent_ns,
         (unsigned long long)p.last_ack_ns, (unsigned long long)p.last_send_ns,
         (unsigned long long)p.rtt.rto, (unsigned long long)p.probe_at,
         p.epoch_sent, (unsigned long long)p.epoch_start);
@@ -1009,11 +1009,14 @@ void World::check_path(const mroce_path &p, uint32_t i, uint64_t *inflight) {
                    (!p.inflight_pkts && !p.epoch_sent && !p.reo_at &&
                     p.state != MROCE_PATH_PROBING),
                "path %u: deadlines but not in timer_mask", i);
+  // transmit looks for due probes only among the paths of probe_mask
+  FUZZ_REQUIRE((c->probe_mask >> i & 1) || p.state != MROCE_PATH_PROBING,
+               "path %u: probing but not in probe_mask", i);
   uint64_t bytes = 0;
   uint32_t pkts = 0;
   bool live[MROCE_PATH_WINDOW] = {};
   for (uint32_t psn = p.snd_una; psn != p.snd_nxt; psn++) {
-    const mroce_txent &e = p.ring[psn % MROCE_PATH_WINDOW];
+    const mroce_txent &e = *mroce_path_ent(&p, psn);
     FUZZ_REQUIRE(e.state != MROCE_TXE_FREE && e.state <= MROCE_TXE_LOST,
                  "path %u psn %u: state %u inside the window", i, psn, e.state);
     bool out = e.state == MROCE_TXE_INFLIGHT || e.state == MROCE_TXE_LOST;
@@ -1034,11 +1037,11 @@ void World::check_path(const mroce_path &p, uint32_t i, uint64_t *inflight) {
   }
   FUZZ_REQUIRE(p.snd_una == p.snd_nxt ||
                    p.una_sent_ns ==
-                       p.ring[p.snd_una % MROCE_PATH_WINDOW].sent_ns,
+                       mroce_path_ent(&p, p.snd_una)->sent_ns,
                "path %u: una_sent_ns %llu, the ring's psn %u was sent at %llu",
                i, static_cast<unsigned long long>(p.una_sent_ns), p.snd_una,
                static_cast<unsigned long long>(
-                   p.ring[p.snd_una % MROCE_PATH_WINDOW].sent_ns));
+                   mroce_path_ent(&p, p.snd_una)->sent_ns));
   for (uint32_t pos = 0; pos < MROCE_PATH_WINDOW; pos++)
     FUZZ_REQUIRE(live[pos] || !ring_bit(p.out_bits, pos, 0xff),
                  "path %u: out bit %u set outside the window", i, pos);
@@ -1099,6 +1102,18 @@ void World::check_stream(const Qp &q) {
 }
 
 void World::check() {
+  // every fresh entry of next_timer's per-path cache (the paths of
+  // timer_mask not in timer_dirty; on_timer skips those not due by it)
+  // still holds what the plain scan finds after this step
+  if (c->state == MROCE_CONN_ESTABLISHED)
+    for (uint32_t i = 0; i < c->npaths; i++) {
+      if (!(c->timer_mask >> i & 1) || (c->timer_dirty >> i & 1))
+        continue;
+      FUZZ_REQUIRE(c->timer_at[i] + 1 == mroce_path_timer_ref(c, i),
+                   "path %u: cached deadline %llu, reference %llu", i,
+                   static_cast<unsigned long long>(c->timer_at[i] + 1),
+                   static_cast<unsigned long long>(mroce_path_timer_ref(c, i)));
+    }
   // the optimised deadline scan against the plain one, after every step
   FUZZ_REQUIRE(mroce_conn_next_timer(c) == mroce_next_timer_ref(c),
                "next_timer %llu, reference %llu",

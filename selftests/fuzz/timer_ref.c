@@ -34,6 +34,21 @@ static u64 ref_tlp_at(const struct mroce_conn *c, const struct mroce_path *p)
 	       (mroce_tlp_timeout(c, p) << (MROCE_TLP_MAX - p->tlp_left));
 }
 
+uint64_t mroce_path_timer_ref(const struct mroce_conn *c, uint32_t i)
+{
+	const struct mroce_path *p = &c->paths[i];
+	u64 at = 0;
+
+	at = ref_earliest(at, ref_rto_at(p));
+	at = ref_earliest(at, p->reo_at);
+	at = ref_earliest(at, ref_tlp_at(c, p));
+	if (p->state == MROCE_PATH_PROBING)
+		at = ref_earliest(at, p->probe_at);
+	if (p->epoch_sent)
+		at = ref_earliest(at, p->epoch_start + c->cfg.epoch_ns);
+	return at;
+}
+
 uint64_t mroce_next_timer_ref(const struct mroce_conn *c)
 {
 	const struct mroce_list *pos;
@@ -55,17 +70,8 @@ uint64_t mroce_next_timer_ref(const struct mroce_conn *c)
 	/* only when the pacer, not a window, is what holds data back */
 	if (c->paced)
 		at = ref_earliest(at, c->pace_next_ns);
-	for (i = 0; i < c->npaths; i++) {
-		const struct mroce_path *p = &c->paths[i];
-
-		at = ref_earliest(at, ref_rto_at(p));
-		at = ref_earliest(at, p->reo_at);
-		at = ref_earliest(at, ref_tlp_at(c, p));
-		if (p->state == MROCE_PATH_PROBING)
-			at = ref_earliest(at, p->probe_at);
-		if (p->epoch_sent)
-			at = ref_earliest(at, p->epoch_start + c->cfg.epoch_ns);
-	}
+	for (i = 0; i < c->npaths; i++)
+		at = ref_earliest(at, mroce_path_timer_ref(c, i));
 	for (pos = c->waitq.next; pos != &c->waitq; pos = pos->next) {
 		const struct mroce_stream *st =
 			mroce_list_entry(pos, struct mroce_stream, waitq);

@@ -15,6 +15,8 @@ extern "C" {
 
 struct mroce_conn;
 uint64_t mroce_next_timer_ref(const struct mroce_conn *c);
+/* The earliest deadline of path @i of @c, 0 when it has none. */
+uint64_t mroce_path_timer_ref(const struct mroce_conn *c, uint32_t i);
 
 #ifdef __cplusplus
 }

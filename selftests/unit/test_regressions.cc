@@ -264,7 +264,7 @@ TEST(Regression, NoSpuriousRtoAfterTailLossProbe) {
   {
     const mroce_path &p = f.ep(0).conn->paths[0];
     EXPECT_TRUE(p.snd_una == p.snd_nxt ||
-                p.ring[p.snd_una % MROCE_PATH_WINDOW].state == MROCE_TXE_INFLIGHT);
+                mroce_path_ent(&p, p.snd_una)->state == MROCE_TXE_INFLIGHT);
   }
   f.run([] { return false; }, 100'000);
   f.routes[1][0].loss = 0;

@@ -232,6 +232,21 @@ TEST_F(ConnFixture, DsnSenderAcks) {
   EXPECT_FALSE(mroce_dsn_tx_ack(c, 100));  // never sent
 }
 
+// Zeroed memory initialised without the clear is the stream a full init
+// makes of any memory (same address: the lists point at themselves).
+TEST(Stream, InitZeroedEqualsInit) {
+  std::vector<uint8_t> mem(sizeof(mroce_stream)), want;
+  auto *st = reinterpret_cast<mroce_stream *>(mem.data());
+  std::fill(mem.begin(), mem.end(), 0xa5);
+  mroce_stream_init(st, 0x12345678);
+  want = mem;
+  std::fill(mem.begin(), mem.end(), 0);
+  mroce_stream_init_zeroed(st, 0x12345678);
+  EXPECT_EQ(mem, want);
+  EXPECT_EQ(st->state, MROCE_STREAM_IDLE);
+  EXPECT_EQ(st->id, 0x12345678u & MROCE_STREAM_MASK);
+}
+
 TEST(Config, RejectsNonsense) {
   mroce_cfg cfg;
   mroce_cfg_default(&cfg);

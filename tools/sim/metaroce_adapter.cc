@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <sys/mman.h>
+
 namespace mroce::sim {
 
 namespace {
@@ -47,23 +49,16 @@ struct CoreCall {
 } // namespace
 
 struct MetaRoceTransport::Conn {
-  struct FreeMem {
-    void operator()(void *p) const { std::free(p); }
-  };
   MetaRoceTransport *owner = nullptr;
   uint32_t peer = 0;
-  // Zeroed storage of the connection (~170 KB with 8 paths), from calloc:
-  // fresh pages come zeroed from the kernel, so setting up thousands of
-  // connections neither clears them nor touches the pages the connection
-  // never uses.
-  std::unique_ptr<void, FreeMem> mem;
+  // The connection (~170 KB with 8 paths), in the directory's arena.
   mroce_conn *c = nullptr;
   uint64_t armed_ns = 0; // pending timer (0: none)
   bool ready = false;    // in ready_
 };
 
 struct MetaRoceTransport::Stream {
-  mroce_stream st;
+  mroce_stream *st = nullptr; // ~42 KB, in the directory's arena
   Conn *conn = nullptr;
   Stream *peer_side = nullptr;
   uint32_t peer = 0;
@@ -104,7 +99,7 @@ mroce_stream *op_lookup(void *ctx, mroce_conn *, u32 id) {
 MetaRoceTransport::Stream *stream_of(void *ctx, mroce_stream *st) {
   Conn *k = conn_of(ctx);
   MetaRoceTransport::Stream *s = k->owner->stream_by_id(st->id);
-  if (!s || &s->st != st || s->conn != k)
+  if (!s || s->st != st || s->conn != k)
     fatal("core handed back a stream that is not ours");
   return s;
 }
@@ -175,6 +170,36 @@ void MetaRoceDirectory::drain() {
   draining = false;
 }
 
+// ---- memory ----
+
+namespace {
+constexpr size_t kArenaBlock = size_t{64} << 20;
+} // namespace
+
+MemArena::~MemArena() {
+  for (const Block &b : blocks_)
+    munmap(b.base, b.size);
+}
+
+void *MemArena::alloc(size_t bytes) {
+  bytes = (bytes + 63) & ~size_t{63};
+  if (static_cast<size_t>(end_ - next_) < bytes) {
+    // Fresh pages, zeroed by the kernel when first touched: what no
+    // connection touches costs nothing.
+    const size_t size = std::max(kArenaBlock, bytes);
+    void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      fatal("out of memory for connections");
+    blocks_.push_back({static_cast<char *>(p), size});
+    next_ = static_cast<char *>(p);
+    end_ = next_ + size;
+  }
+  void *p = next_;
+  next_ += bytes;
+  used_ += bytes;
+  return p;
+}
+
 // ---- setup ----
 
 MetaRoceTransport::MetaRoceTransport(TransportEnv &env, const MetaRoceParams &params,
@@ -215,10 +240,7 @@ MetaRoceTransport::Conn *MetaRoceTransport::create_conn(uint32_t peer) {
   auto k = std::make_unique<Conn>();
   k->owner = this;
   k->peer = peer;
-  k->mem.reset(std::calloc(1, mroce_conn_size(cfg_.npaths)));
-  if (!k->mem)
-    fatal("out of memory for a connection");
-  k->c = static_cast<mroce_conn *>(k->mem.get());
+  k->c = static_cast<mroce_conn *>(dir_->mem.alloc(mroce_conn_size(cfg_.npaths)));
   const auto id = static_cast<uint32_t>(conns_.size() + 1);
   const uint64_t host = env_.host_id();
   const uint64_t nonce = mix64(env_.seed() ^ (host << 20) ^ 0x6e6f6e6365ULL) | 1;
@@ -247,13 +269,14 @@ MetaRoceTransport::Conn *MetaRoceTransport::conn_to(uint32_t peer) {
 }
 
 MetaRoceTransport::Stream *MetaRoceTransport::create_stream(uint32_t peer, uint32_t flow) {
-  // Default-initialised, not value-initialised: mroce_stream_init() clears
-  // the (large) mroce_stream itself.
-  std::unique_ptr<Stream> s(new Stream);
+  // Zeroed memory: the core writes only the stream's header, so the pages
+  // of its message windows are touched only by the messages it carries.
+  auto s = std::make_unique<Stream>();
+  s->st = static_cast<mroce_stream *>(dir_->mem.alloc(sizeof(mroce_stream)));
   const auto id = static_cast<uint32_t>(streams_.size() + 1);
   if (id > MROCE_STREAM_MASK)
     fatal("out of stream ids");
-  mroce_stream_init(&s->st, id);
+  mroce_stream_init_zeroed(s->st, id);
   s->conn = conn_by_peer_[peer];
   s->peer = peer;
   s->flow = flow;
@@ -276,8 +299,8 @@ MetaRoceTransport::Stream *MetaRoceTransport::stream_to(uint32_t peer, uint32_t 
   // other's rq_psn.
   mroce_stream_params a{};
   a.mss = params_.mtu;
-  a.tx_msn = 0x100000 + mine->st.id;
-  a.rx_msn = 0x200000 + theirs->st.id;
+  a.tx_msn = 0x100000 + mine->st->id;
+  a.rx_msn = 0x200000 + theirs->st->id;
   a.max_rd_atomic = 16;
   a.rnr_retry = 7;
   a.retry_cnt = 7;
@@ -288,8 +311,8 @@ MetaRoceTransport::Stream *MetaRoceTransport::stream_to(uint32_t peer, uint32_t 
   b.rx_msn = a.tx_msn;
   {
     CoreCall call(dir_);
-    if (mroce_stream_attach(mine->conn->c, &mine->st, theirs->st.id, &a) ||
-        mroce_stream_attach(theirs->conn->c, &theirs->st, mine->st.id, &b))
+    if (mroce_stream_attach(mine->conn->c, mine->st, theirs->st->id, &a) ||
+        mroce_stream_attach(theirs->conn->c, theirs->st, mine->st->id, &b))
       fatal("mroce_stream_attach failed");
   }
   return mine;
@@ -331,11 +354,11 @@ void MetaRoceTransport::do_post(const MessageDesc &m) {
 
 void MetaRoceTransport::flush(Stream *s) {
   s->flush_pending = false;
-  while (!s->backlog.empty() && mroce_stream_can_post(&s->st)) {
+  while (!s->backlog.empty() && mroce_stream_can_post(s->st)) {
     int rc;
     {
       CoreCall call(dir_);
-      rc = mroce_stream_post(&s->st, &s->backlog.front(), now_ns());
+      rc = mroce_stream_post(s->st, &s->backlog.front(), now_ns());
     }
     if (rc == MROCE_EAGAIN)
       break;
@@ -359,7 +382,7 @@ mroce_stream *MetaRoceTransport::lookup(Conn *k, uint32_t id) {
   if (id == 0 || id > streams_.size())
     return nullptr;
   Stream *s = streams_[id - 1].get();
-  return s->conn == k ? &s->st : nullptr;
+  return s->conn == k ? s->st : nullptr;
 }
 
 void MetaRoceTransport::on_placed(const mroce_place *pl) {
