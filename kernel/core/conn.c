@@ -179,7 +179,7 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
 	for (i = 0; i < cfg->npaths; i++) {
 		mroce_path_init(&c->paths[i], (u16)i, mroce_pick_sport(c),
 				cfg->mss, cfg->init_cwnd, cfg->rto_init_ns, now);
-		/* the ring (mroce_path_ent) is read only in [snd_una, snd_nxt) */
+		/* its ring (mroce_path_ent) is read only in [snd_una, snd_nxt) */
 		c->paths[i].ring_stride = cfg->npaths;
 	}
 	ring = (struct mroce_txent *)&c->paths[cfg->npaths];

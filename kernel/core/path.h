@@ -104,10 +104,11 @@ struct mroce_path_stats {
 
 struct mroce_path {
 	/*
-	 * What mroce_conn_next_timer() reads of every path of timer_mask
-	 * after every core call comes first, the RTT second: an idle path costs one cache
-	 * line, a busy one three with its oldest ring entry (the simulator's
-	 * profile: the scan was 12% of its time, nearly all cache misses).
+	 * What mroce_conn_next_timer() reads of a path whose deadlines may
+	 * have changed comes first, the RTT second: an idle path costs one
+	 * cache line, a busy one two (paths start on lines, conn.c; the
+	 * simulator's profile: the scan was 12% of its time, nearly all cache
+	 * misses).
 	 */
 	u16 id;
 	u16 sport;
