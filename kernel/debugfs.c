@@ -96,7 +96,7 @@ static void show_stream(struct seq_file *s, const struct mroce_stream *st)
 /* Every stream of every peer with its messages: for stalls. */
 static void show_peer_streams(struct seq_file *s, struct mroce_peer *p)
 {
-	const struct mroce_conn *c = p->conn;
+	struct mroce_conn *c = p->conn;
 	struct mroce_qp *qp;
 	unsigned int bkt;
 

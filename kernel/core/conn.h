@@ -350,8 +350,11 @@ enum mroce_poll {
 enum mroce_poll mroce_conn_poll_tx(struct mroce_conn *c, u64 now, void *buf,
 				   u32 cap, struct mroce_tx *tx);
 
-/* Absolute time of the next timer event, or 0 when none is armed. */
-u64 mroce_conn_next_timer(const struct mroce_conn *c);
+/*
+ * Absolute time of the next timer event, or 0 when none is armed.  Not
+ * const: it refreshes the per-path deadline cache (timer_at, timer_dirty).
+ */
+u64 mroce_conn_next_timer(struct mroce_conn *c);
 
 /* Run whatever timers expired at @now. */
 void mroce_conn_on_timer(struct mroce_conn *c, u64 now);

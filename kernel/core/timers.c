@@ -95,10 +95,8 @@ static inline u64 path_earliest(const struct mroce_conn *c,
  * header a scan reads is a cache miss when many connections take turns.
  * selftests/fuzz/timer_ref.c keeps the plain scan as the oracle.
  */
-u64 mroce_conn_next_timer(const struct mroce_conn *cc)
+u64 mroce_conn_next_timer(struct mroce_conn *c)
 {
-	/* timer_at and timer_dirty are a cache, not connection state */
-	struct mroce_conn *c = (struct mroce_conn *)cc;
 	const struct mroce_list *pos;
 	u64 paths, dirty, m = ~0ULL;
 	u32 i;
