@@ -198,8 +198,9 @@ dp_netem() {
 }
 
 # dp_perftest NAME TOOL ARGS..: one perftest run, server at B, client at A.
-# Sets DP_BW (MB/s average) and DP_RATE (Mpps) for bw tools, DP_LAT (usec)
-# for lat tools; returns 1 (and prints both sides) if either side failed or
+# Sets DP_BW (MB/s average) and DP_RATE (Mpps) for bw tools, DP_LAT (usec:
+# the typical of an -n run, the average of a -D run) for lat tools, and for
+# -n runs also DP_LAT_AVG and DP_LAT_P99 (99th percentile); returns 1 (and prints both sides) if either side failed or
 # reported nothing (bw: zero MB/s and zero messages per second).
 # DP_PIN=1 pins the server to the last CPU and the client to CPU 0: two
 # busy-polling processes that the scheduler put on one CPU take turns, and
@@ -238,6 +239,8 @@ dp_perftest() {
 	_src=$?
 	DP_BW=
 	DP_LAT=
+	DP_LAT_AVG=
+	DP_LAT_P99=
 	case $_tool in
 	*_bw)
 		# "#bytes #iterations BW-peak BW-average MsgRate": the average,
@@ -253,6 +256,9 @@ dp_perftest() {
 		# "#bytes #iter t_avg tps": the average.
 		DP_LAT=$(awk '$1 ~ /^[0-9]+$/ && NF >= 6 { v = $5 }
 			$1 ~ /^[0-9]+$/ && NF == 4 { v = $3 } END { print v }' "$_clog")
+		# "... avg stdev 99% 99.9%" after the typical
+		DP_LAT_AVG=$(awk '$1 ~ /^[0-9]+$/ && NF >= 6 { v = $6 } END { print v }' "$_clog")
+		DP_LAT_P99=$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 { v = $8 } END { print v }' "$_clog")
 		_val=$DP_LAT
 		;;
 	esac

@@ -70,11 +70,8 @@ for round in $(seq "$repeat"); do
 				case $tool in
 				*_lat)
 					if dp_perftest "$log" "$tool" -s "$size" -n "$lat_iters"; then
-						# "#bytes #iter min max typical avg stdev 99% 99.9%"
-						avg=$(awk '$1 ~ /^[0-9]+$/ && NF >= 6 { v = $6 } END { print v }' \
-							"$DP_OUT/$log.client")
 						row "$name" "$round" "$loss" "$tool:$size:typ" "$DP_LAT" usec ok
-						row "$name" "$round" "$loss" "$tool:$size:avg" "$avg" usec ok
+						row "$name" "$round" "$loss" "$tool:$size:avg" "$DP_LAT_AVG" usec ok
 					else
 						row "$name" "$round" "$loss" "$tool:$size:typ" "" usec failed
 					fi

@@ -97,11 +97,8 @@ bench_drivers() {
 			# retransmission timeout every few) stays in bounds.
 			log=bench_r${round}_${drv}_${loss}_latn
 			if dp_perftest "$log" ib_write_lat -s 64 -n "$(lat_iters "$loss")"; then
-				# "#bytes #iter min max typical avg stdev 99% 99.9%"
-				p99=$(awk '$1 ~ /^[0-9]+$/ && NF >= 8 { v = $8 } END { print v }' \
-					"$DP_OUT/$log.client")
 				row "$drv" "$loss" ib_write_lat_typ "$DP_LAT" usec ok
-				row "$drv" "$loss" ib_write_lat_p99 "$p99" usec ok
+				row "$drv" "$loss" ib_write_lat_p99 "$DP_LAT_P99" usec ok
 			else
 				row "$drv" "$loss" ib_write_lat_typ "" usec failed
 			fi
