@@ -156,6 +156,25 @@ static void op_stream_error(void *ctx, struct mroce_stream *st, int wc_status)
 	mroce_qp_error(qp, wc_status);
 }
 
+static const char *mroce_fail_name(u32 cause)
+{
+	switch (cause) {
+	case MROCE_RESET_UNKNOWN_CONN:
+		return "reset by the peer (it does not know the connection)";
+	case MROCE_RESET_CLOSED:
+		return "reset by the peer (closed)";
+	case MROCE_RESET_VERSION:
+		return "reset by the peer (parameters refused)";
+	case MROCE_FAIL_NO_ANSWER:
+		return "CONNECT not answered";
+	case MROCE_FAIL_DEAD:
+		return "no progress with data outstanding (dead_ms)";
+	case MROCE_FAIL_RESTARTED:
+		return "the peer restarted";
+	}
+	return "unknown cause";
+}
+
 static void op_conn_event(void *ctx, struct mroce_conn *c, int event, u32 arg)
 {
 	struct mroce_peer *peer = ctx;
@@ -164,6 +183,20 @@ static void op_conn_event(void *ctx, struct mroce_conn *c, int event, u32 arg)
 
 	if (event != MROCE_EV_FAILED && event != MROCE_EV_CLOSED)
 		return;
+	if (event == MROCE_EV_FAILED) {
+		/* Every QP on it fails: the operator needs to know why. */
+		mroce_count(peer->mdev, MROCE_CNT_CONN_FAILED);
+		if (peer->v4)
+			ibdev_warn_ratelimited(&peer->mdev->ibdev,
+					       "connection %u to %pI4 failed: %s\n",
+					       c->id, &peer->raddr.s6_addr32[3],
+					       mroce_fail_name(arg));
+		else
+			ibdev_warn_ratelimited(&peer->mdev->ibdev,
+					       "connection %u to %pI6c failed: %s\n",
+					       c->id, &peer->raddr,
+					       mroce_fail_name(arg));
+	}
 	/*
 	 * The peer is gone (unreachable, reset, restarted or closed): no new
 	 * stream will use this connection, and every QP on it fails.  The

@@ -310,7 +310,7 @@ void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 				return;
 			}
 			/* the peer restarted: what we had with it is gone */
-			mroce_conn_fail(c, MROCE_RESET_CLOSED);
+			mroce_conn_fail(c, MROCE_FAIL_RESTARTED);
 			return;
 		default:
 			c->stats.rx_drop_state++;

@@ -75,6 +75,17 @@ enum mroce_conn_event {
 };
 
 /*
+ * Why a connection failed: conn->fail_reason and the argument of
+ * MROCE_EV_FAILED.  Below 0x10, the peer's RESET with that wire reason
+ * (enum mroce_reset_reason); the rest are decided here.
+ */
+enum mroce_fail_cause {
+	MROCE_FAIL_NO_ANSWER	= 0x10,	/* CONNECT never answered */
+	MROCE_FAIL_DEAD		= 0x11,	/* data outstanding, no progress */
+	MROCE_FAIL_RESTARTED	= 0x12,	/* CONNECT with another nonce */
+};
+
+/*
  * Callbacks into the caller.  Status-returning ones return an enum
  * mroce_status (MROCE_ST_OK on success).  None may call back into the core
  * for the same connection.
@@ -195,7 +206,7 @@ struct mroce_conn {
 	u8 accept_pending;	/* answer a CONNECT */
 	u8 close_pending;
 	u32 npaths;		/* min(ours, peer's) once established */
-	u32 fail_reason;
+	u32 fail_reason;	/* enum mroce_fail_cause */
 	u64 rng;
 	u64 hello_at;
 	u32 hello_tries;

@@ -196,6 +196,17 @@ static inline bool mroce_conn_has_work(const struct mroce_conn *c)
 	       !mroce_list_empty(&c->sched);
 }
 
+/*
+ * Packets sent and not yet resolved, or lost and not yet resent: what the
+ * dead timer watches.  Work merely queued is not outstanding: a stream
+ * woken after a long idle spell (an RNR back-off, a READ to answer) must
+ * not find the connection dead before its first packet leaves.
+ */
+static inline bool mroce_conn_outstanding(const struct mroce_conn *c)
+{
+	return c->inflight || c->retx_head != c->retx_tail;
+}
+
 /* A stream that failed orphan NACK, for packets to an unknown stream. */
 void mroce_orphan_nack(struct mroce_conn *c, const struct mroce_hdr *h);
 

@@ -134,7 +134,7 @@ u64 mroce_conn_next_timer(struct mroce_conn *c)
 
 		m = earlier1(m, st->wake_at);
 	}
-	if (mroce_conn_has_work(c))
+	if (mroce_conn_outstanding(c))
 		m = earlier1(m, c->last_progress_ns + c->cfg.dead_ns);
 	return m + 1;
 }
@@ -243,7 +243,7 @@ void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
 	if (c->state == MROCE_CONN_CONNECTING) {
 		if (c->hello_tries > c->cfg.hello_retries &&
 		    c->hello_at <= now)
-			mroce_conn_fail(c, MROCE_RESET_UNKNOWN_CONN);
+			mroce_conn_fail(c, MROCE_FAIL_NO_ANSWER);
 		return;
 	}
 	if (c->state != MROCE_CONN_ESTABLISHED)
@@ -299,7 +299,7 @@ void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
 			mroce_stream_on_wake(c, st, now);
 	}
 
-	if (mroce_conn_has_work(c) &&
+	if (mroce_conn_outstanding(c) &&
 	    c->last_progress_ns + c->cfg.dead_ns <= now)
-		mroce_conn_fail(c, MROCE_RESET_UNKNOWN_CONN);
+		mroce_conn_fail(c, MROCE_FAIL_DEAD);
 }

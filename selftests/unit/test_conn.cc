@@ -245,6 +245,25 @@ TEST_F(Pair, ReceiverNotReadyRetriesUntilPosted) {
   EXPECT_EQ(buf[2999], static_cast<uint8_t>(0xab + 2999 * 7));
 }
 
+// An RNR back-off longer than dead_ns (200 ms here) leaves nothing in
+// flight: the connection is idle, not dead, when the message wakes to be
+// resent (the timer once judged it before its first packet left).
+TEST_F(Pair, RnrBackOffLongerThanDeadTimeIsNotDeath) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  B().qp(2).st.prm.rnr_delay_ns = 300'000'000;
+  A().qp(1).st.prm.min_rnr_ns = 300'000'000;
+  ASSERT_EQ(A().post_send(A().qp(1), wr(MROCE_OP_SEND, 1, 100)), 0);
+  A().drain(f.now);
+  wait([] { return false; }, 1'000'000'000);
+  EXPECT_GT(B().qp(2).st.stats.rnr_sent, 1u);
+  EXPECT_EQ(A().conn->state, MROCE_CONN_ESTABLISHED);
+  std::vector<uint8_t> buf(128);
+  B().post_recv(B().qp(2), 55, buf.data(), 128);
+  ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }, 2'000'000'000));
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
+}
+
 TEST_F(Pair, RnrRetryExhaustedFails) {
   ASSERT_TRUE(f.connect());
   connect_qps(f, 1, 2);

@@ -266,6 +266,11 @@ dp_perftest() {
 		! awk -v v="$_val" 'BEGIN { exit !(v > 0) }'; then
 		sed 's/^/#   client: /' "$_clog"
 		sed 's/^/#   server: /' "$_slog"
+		# CI keeps only the lines around the verdict: repeat the
+		# errors perftest printed, and what the peers looked like.
+		grep -ihE 'error|fail|status|exceed|abort|couldn' \
+			"$_clog" "$_slog" | head -n 12 | sed 's/^/#   why: /'
+		dp_debugfs_peers | head -n 24 | sed 's/^/#   /'
 		echo "# $_name: client exit $_crc, server exit $_src, result '${_val:-none}'"
 		return 1
 	fi
@@ -321,6 +326,18 @@ dp_tool() {
 dp_integrity() {
 	dp_a "$METAROCE_ROOT/selftests/verbs/integrity" -a "$DP_DEV_A" \
 		-A "$DP_GID_A" -b "$DP_DEV_B" -B "$DP_GID_B" "$@"
+}
+
+# dp_debugfs_peers: each end's connection lines from debugfs (state, why
+# it failed), then the kernel's last words about it.
+dp_debugfs_peers() {
+	mountpoint -q /sys/kernel/debug 2>/dev/null ||
+		mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	for _d in "$DP_DEV_A" "$DP_DEV_B"; do
+		grep -s '^peer' "/sys/kernel/debug/metaroce/$_d/peers" |
+			sed "s/^/$_d: /"
+	done
+	dmesg 2>/dev/null | grep -E "metaroce|$DP_DEV_A|$DP_DEV_B" | tail -n 6
 }
 
 # dp_counter DEV NAME: a hw counter of DEV (0 if absent).
