@@ -460,7 +460,7 @@ static void ack_path(struct mroce_conn *c, struct mroce_path *p,
 		c->cc_wnd_end = c->tx_dsn_nxt;
 	}
 	p->last_ack_ns = now;
-	c->last_progress_ns = now;
+	mroce_conn_progress(c, now);
 	p->rto_count = 0;
 	p->tlp_left = MROCE_TLP_MAX;
 	if (p->state == MROCE_PATH_SUSPECT) {

@@ -75,6 +75,13 @@ enum mroce_conn_event {
 };
 
 /*
+ * Timer passes that must fire an RTO (or give up probing a path) without
+ * an answer before the dead timer may fail a connection: one pass after a
+ * stall of this host finds every deadline past at once.
+ */
+#define MROCE_DEAD_ROUNDS	3
+
+/*
  * Why a connection failed: conn->fail_reason and the argument of
  * MROCE_EV_FAILED.  Below 0x10, the peer's RESET with that wire reason
  * (enum mroce_reset_reason); the rest are decided here.
@@ -211,6 +218,7 @@ struct mroce_conn {
 	u64 hello_at;
 	u32 hello_tries;
 	u64 last_progress_ns;	/* last ACK that acknowledged data */
+	u32 rto_rounds;		/* timer passes with an RTO since then */
 
 	/* exactly-once: data sequence numbers */
 	u32 tx_dsn_nxt;

@@ -207,6 +207,16 @@ static inline bool mroce_conn_outstanding(const struct mroce_conn *c)
 	return c->inflight || c->retx_head != c->retx_tail;
 }
 
+/*
+ * The peer answered (or the connection starts being outstanding from
+ * idle): the dead timer starts over.
+ */
+static inline void mroce_conn_progress(struct mroce_conn *c, u64 now)
+{
+	c->last_progress_ns = MROCE_MAX(c->last_progress_ns, now);
+	c->rto_rounds = 0;
+}
+
 /* A stream that failed orphan NACK, for packets to an unknown stream. */
 void mroce_orphan_nack(struct mroce_conn *c, const struct mroce_hdr *h);
 

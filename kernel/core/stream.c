@@ -167,7 +167,7 @@ int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
 	st->tx_end++;
 	st->stats.tx_msgs++;
 	if (!mroce_conn_outstanding(c))
-		c->last_progress_ns = now;
+		mroce_conn_progress(c, now);
 	mroce_sched_add(c, st);
 	return 0;
 }

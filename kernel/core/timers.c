@@ -32,8 +32,10 @@
  *             new source port (a new ECMP route).
  *  stream     RNR / retry back-off of a NACKed message expires; a stream
  *             whose completion is overdue sends a POLL.
- *  dead       data outstanding and no progress for dead_ns: the peer is
- *             unreachable; the connection fails.
+ *  dead       data outstanding, no progress for dead_ns and at least
+ *             MROCE_DEAD_ROUNDS timer passes that fired an RTO (or gave
+ *             up probing a path) since: the peer is unreachable; the
+ *             connection fails.
  */
 #include "internal.h"
 
@@ -134,7 +136,8 @@ u64 mroce_conn_next_timer(struct mroce_conn *c)
 
 		m = earlier1(m, st->wake_at);
 	}
-	if (mroce_conn_outstanding(c))
+	/* before enough rounds, the RTOs and probes are what is due */
+	if (mroce_conn_outstanding(c) && c->rto_rounds >= MROCE_DEAD_ROUNDS)
 		m = earlier1(m, c->last_progress_ns + c->cfg.dead_ns);
 	return m + 1;
 }
@@ -237,7 +240,7 @@ static void on_epoch(struct mroce_conn *c, u64 now)
 void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
 {
 	struct mroce_list *pos, *next;
-	bool epoch = false;
+	bool epoch = false, unanswered = false;
 	u32 i;
 
 	if (c->state == MROCE_CONN_CONNECTING) {
@@ -267,6 +270,7 @@ void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
 		if (at && at <= now) {
 			c->timer_dirty |= 1ull << i;
 			on_rto(c, p, now);
+			unanswered = true;
 			continue;
 		}
 		if (p->reo_at && p->reo_at <= now) {
@@ -280,8 +284,10 @@ void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
 		}
 		if (p->state == MROCE_PATH_PROBING &&
 		    p->probes_unanswered >= c->cfg.probe_max &&
-		    p->probe_at <= now)
+		    p->probe_at <= now) {
 			mroce_path_replace(c, p, now);
+			unanswered = true;
+		}
 		if (p->epoch_sent && p->epoch_start + c->cfg.epoch_ns <= now)
 			epoch = true;
 	}
@@ -299,7 +305,14 @@ void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
 			mroce_stream_on_wake(c, st, now);
 	}
 
-	if (mroce_conn_outstanding(c) &&
+	/*
+	 * Dead takes both time and unanswered rounds: after a stall of this
+	 * host (a busy or paused CPU) every deadline is past at once, while
+	 * the peer's answers still wait in the receive queue behind us.
+	 */
+	if (unanswered && mroce_conn_outstanding(c))
+		c->rto_rounds++;
+	if (mroce_conn_outstanding(c) && c->rto_rounds >= MROCE_DEAD_ROUNDS &&
 	    c->last_progress_ns + c->cfg.dead_ns <= now)
 		mroce_conn_fail(c, MROCE_FAIL_DEAD);
 }

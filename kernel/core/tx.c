@@ -242,8 +242,12 @@ static void emit_data(struct mroce_conn *c, struct mroce_path *p,
 		p->stats.retx_pkts++;
 		c->stats.tx_retx++;
 	}
-	if (!c->inflight)
-		c->last_progress_ns = MROCE_MAX(c->last_progress_ns, now);
+	/*
+	 * New data leaving an idle connection starts the dead clock; a
+	 * retransmission never does, even of the last packet lost.
+	 */
+	if (!retx && !mroce_conn_outstanding(c))
+		mroce_conn_progress(c, now);
 	mroce_path_sent(c, p, ref, now);
 	/*
 	 * The packet that fills the path's (or the connection's) window asks

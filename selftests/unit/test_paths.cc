@@ -142,6 +142,41 @@ TEST_F(Paths, UnreachablePeerFailsTheConnection) {
   EXPECT_NE(A().qp(1).error, 0);
 }
 
+// This host stalls for longer than dead_ns (a busy or paused CPU) while
+// data is out.  When it runs again its timer comes first and finds every
+// deadline past, while the peer's ACKs still wait behind it: that is one
+// round of RTOs, not an unreachable peer.
+TEST_F(Paths, StallOfThisHostIsNotDeath) {
+  write(4096);
+  ASSERT_TRUE(all_done());
+  write(64 << 10);
+  std::vector<Fabric::Ev> held;
+  const uint64_t resume = f.now + 3'000'000'000;
+  while (!f.q.empty() && f.q.top().at < resume) {
+    Fabric::Ev ev = f.q.top();
+    if (ev.ep == 0) {
+      f.q.pop();
+      if (ev.kind == 0) held.push_back(ev);
+      continue;
+    }
+    f.step();
+  }
+  ASSERT_FALSE(held.empty());
+  f.now = resume;
+  A().armed = 0;
+  mroce_conn_on_timer(A().conn, f.now);
+  A().drain(f.now);
+  EXPECT_EQ(A().conn->state, MROCE_CONN_ESTABLISHED);
+  for (Fabric::Ev &ev : held) {
+    ev.at = f.now;
+    ev.seq = f.seq++;
+    f.q.push(ev);
+  }
+  ASSERT_TRUE(all_done());
+  EXPECT_EQ(A().conn->state, MROCE_CONN_ESTABLISHED);
+  EXPECT_EQ(A().qp(1).scq.back().status, MROCE_WC_OK);
+}
+
 TEST_F(Paths, LostAcksAreRecoveredByPoll) {
   // every ACK lost for a while: data gets through, completions do not
   for (auto &r : f.routes[1]) r.loss = 1.0;
