@@ -61,7 +61,7 @@ MODULE_PARM_DESC(probe_interval_us, "interval of path probes, microseconds (defa
 
 static unsigned int dead_ms = 2000;
 module_param(dead_ms, uint, 0644);
-MODULE_PARM_DESC(dead_ms, "no progress this long with data outstanding: peer unreachable, milliseconds (default 2000)");
+MODULE_PARM_DESC(dead_ms, "no progress this long with data outstanding (and 3 rounds of RTOs): peer unreachable, milliseconds (default 2000)");
 
 static unsigned int epoch_ms = 50;
 module_param(epoch_ms, uint, 0644);
