@@ -99,6 +99,7 @@ enum mroce_cnt {
 	MROCE_CNT_RX_BAD_RSN,		/* a peer named a receive out of order */
 	MROCE_CNT_PEER_LOCK_WAITS,	/* a peer's lock was taken: waited */
 	MROCE_CNT_CONN_FAILED,		/* a connection failed (logged) */
+	MROCE_CNT_RX_FAILED_CONN,	/* for a connection failed here */
 	MROCE_NUM_GLUE_CNT,
 };
 
@@ -653,7 +654,7 @@ void mroce_peers_destroy(struct mroce_dev *mdev);
 void mroce_peer_drain(struct mroce_peer *peer, struct mroce_batch *b);
 void mroce_peer_xmit(struct mroce_peer *peer);
 void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
-		      bool v4, const struct in6_addr *laddr,
+		      u32 reason, bool v4, const struct in6_addr *laddr,
 		      const struct in6_addr *raddr);
 
 /* rx.c */
