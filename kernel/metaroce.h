@@ -99,7 +99,6 @@ enum mroce_cnt {
 	MROCE_CNT_RX_BAD_RSN,		/* a peer named a receive out of order */
 	MROCE_CNT_PEER_LOCK_WAITS,	/* a peer's lock was taken: waited */
 	MROCE_CNT_CONN_FAILED,		/* a connection failed (logged) */
-	MROCE_CNT_RX_FAILED_CONN,	/* for a connection failed here */
 	MROCE_NUM_GLUE_CNT,
 };
 

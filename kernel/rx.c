@@ -123,17 +123,6 @@ void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 			mroce_count(mdev, MROCE_CNT_RX_WRONG_ADDR);
 			goto drop;
 		}
-		/*
-		 * Failed or closed here while the peer still sends: tell it
-		 * now, or it finds out only through its own dead timer,
-		 * seconds of retransmissions and path replacements later.
-		 */
-		if (READ_ONCE(peer->closed)) {
-			mroce_count(mdev, MROCE_CNT_RX_FAILED_CONN);
-			mroce_send_reset(mdev, &pkt, MROCE_RESET_CLOSED, v4,
-					 &daddr, &saddr);
-			goto drop;
-		}
 	}
 
 	meta.pctx = skb;

@@ -25,6 +25,7 @@ static const struct {
 	CONN_STAT(rx_drop_dsn, "rx_drop_dsn"),
 	CONN_STAT(rx_drop_stream, "rx_drop_stream"),
 	CONN_STAT(rx_drop_ack, "rx_drop_ack"),
+	CONN_STAT(rx_failed_conn, "rx_failed_conn"),
 	CONN_STAT(tx_pkts, "tx_pkts"),
 	CONN_STAT(tx_bytes, "tx_bytes"),
 	CONN_STAT(tx_data, "tx_data"),
@@ -72,7 +73,6 @@ static const char *const mroce_glue_stat[MROCE_NUM_GLUE_CNT] = {
 	[MROCE_CNT_RX_BAD_RSN] = "rx_bad_rsn",
 	[MROCE_CNT_PEER_LOCK_WAITS] = "peer_lock_waits",
 	[MROCE_CNT_CONN_FAILED] = "conn_failed",
-	[MROCE_CNT_RX_FAILED_CONN] = "rx_failed_conn",
 };
 
 static struct rdma_stat_desc mroce_stat_descs[MROCE_NUM_STATS];

@@ -183,6 +183,7 @@ struct mroce_conn_stats {
 	u64 rx_dsn_jumps;	/* window dragged over abandoned dsns */
 	u64 rx_drop_stream;	/* no such stream / not ours */
 	u64 rx_drop_ack;	/* ACK block inconsistent with what we sent */
+	u64 rx_failed_conn;	/* from the peer after we failed or closed */
 	u64 tx_pkts;
 	u64 tx_bytes;
 	u64 tx_data;
@@ -212,10 +213,12 @@ struct mroce_conn {
 	u8 state;
 	u8 accept_pending;	/* answer a CONNECT */
 	u8 close_pending;
+	u8 reset_pending;	/* failed or closed: tell the still sending peer */
 	u32 npaths;		/* min(ours, peer's) once established */
 	u32 fail_reason;	/* enum mroce_fail_cause */
 	u64 rng;
 	u64 hello_at;
+	u64 reset_next;		/* no second RESET to the peer before this */
 	u32 hello_tries;
 	u64 last_progress_ns;	/* last ACK that acknowledged data */
 	u32 rto_rounds;		/* timer passes with an RTO since then */
@@ -298,7 +301,7 @@ struct mroce_conn {
 	 * The paths start on a cache line of a line-aligned connection, so a
 	 * timer scan reads two lines of each path, not three (conn.c checks).
 	 */
-	u8 pad_paths[32];
+	u8 pad_paths[16];
 	struct mroce_path paths[];	/* cfg.npaths; their rings; retx entries */
 };
 

@@ -161,6 +161,18 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	    h->opcode != MROCE_OP_CLOSE)
 		mroce_conn_implicit_accept(c, h, now);
 	if (c->state != MROCE_CONN_ESTABLISHED || h->src_conn != c->peer_id) {
+		/*
+		 * Failed or closed here while the peer still sends: tell it
+		 * (RESET, reason closed), or it finds out only through its
+		 * own dead timer, after seconds of retransmissions.
+		 */
+		if ((c->state == MROCE_CONN_FAILED ||
+		     c->state == MROCE_CONN_CLOSED) &&
+		    h->src_conn == c->peer_id && h->opcode != MROCE_OP_CLOSE) {
+			c->stats.rx_failed_conn++;
+			c->reset_pending = 1;
+			return;
+		}
 		c->stats.rx_drop_state++;
 		return;
 	}

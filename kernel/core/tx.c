@@ -89,6 +89,17 @@ static bool poll_ctrl(struct mroce_conn *c, u64 now, void *buf,
 		emit_ctrl(c, &pkt, p, buf, tx);
 		return true;
 	}
+	/* one RESET per rto_min at most: a burst of packets gets one */
+	if (c->reset_pending) {
+		c->reset_pending = 0;
+		if (now >= c->reset_next) {
+			c->reset_next = now + c->cfg.rto_min_ns;
+			hdr_common(c, &pkt, MROCE_OP_RESET, p, now);
+			pkt.reset.reason = MROCE_RESET_CLOSED;
+			emit_ctrl(c, &pkt, p, buf, tx);
+			return true;
+		}
+	}
 	if (c->state != MROCE_CONN_ESTABLISHED)
 		return false;
 

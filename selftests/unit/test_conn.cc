@@ -264,6 +264,25 @@ TEST_F(Pair, RnrBackOffLongerThanDeadTimeIsNotDeath) {
   EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
 }
 
+// An end whose connection failed (here: its dead timer, while the peer was
+// unreachable) answers the peer's next packet with RESET, reason closed:
+// the peer fails within a round trip instead of after its own dead_ns.
+TEST_F(Pair, FailedEndResetsItsStillSendingPeer) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  mroce_conn_fail(A().conn, MROCE_FAIL_DEAD);
+  ASSERT_EQ(A().conn->state, MROCE_CONN_FAILED);
+  const uint64_t t0 = f.now;
+  ASSERT_EQ(B().post_send(B().qp(2), wr(MROCE_OP_SEND, 1, 100)), 0);
+  B().drain(f.now);
+  ASSERT_TRUE(wait([&] { return B().conn->state == MROCE_CONN_FAILED; }));
+  EXPECT_LT(f.now - t0, 10'000'000u);  // dead_ns is 200 ms here
+  EXPECT_EQ(B().conn->fail_reason, static_cast<uint32_t>(MROCE_RESET_CLOSED));
+  EXPECT_GE(A().conn->stats.rx_failed_conn, 1u);
+  ASSERT_FALSE(B().qp(2).scq.empty());
+  EXPECT_EQ(B().qp(2).scq[0].status, MROCE_WC_RETRY_EXC);
+}
+
 TEST_F(Pair, RnrRetryExhaustedFails) {
   ASSERT_TRUE(f.connect());
   connect_qps(f, 1, 2);
