@@ -99,6 +99,7 @@ enum mroce_cnt {
 	MROCE_CNT_RX_BAD_RSN,		/* a peer named a receive out of order */
 	MROCE_CNT_PEER_LOCK_WAITS,	/* a peer's lock was taken: waited */
 	MROCE_CNT_CONN_FAILED,		/* a connection failed (logged) */
+	MROCE_CNT_QP_REHOMED,		/* moved off a restarted connection */
 	MROCE_NUM_GLUE_CNT,
 };
 
@@ -362,6 +363,8 @@ struct mroce_qp {
 	unsigned long ev_pending;	/* BIT(enum mroce_qp_ev) */
 	struct work_struct ev_work;
 	struct work_struct db_work;	/* doorbell deferred from hard irq */
+	bool rehome;			/* moving to the peer's new connection */
+	struct work_struct rehome_work;
 };
 
 /*
@@ -598,6 +601,7 @@ int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 void mroce_qp_event(struct mroce_qp *qp, enum mroce_qp_ev ev);
 void mroce_qp_error(struct mroce_qp *qp, u8 wc_status);
+void mroce_qp_rehome(struct mroce_qp *qp);
 void mroce_qp_flush(struct mroce_qp *qp, struct mroce_batch *b);
 
 /* sq.c */

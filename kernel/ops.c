@@ -145,6 +145,16 @@ static void op_stream_error(void *ctx, struct mroce_stream *st, int wc_status)
 	struct mroce_qp *qp = st_to_qp(st);
 
 	/*
+	 * The peer restarted before this stream carried anything: the QP
+	 * moves to the new connection rather than failing with the old.
+	 */
+	if (st->conn && st->conn->state == MROCE_CONN_FAILED &&
+	    st->conn->fail_reason == MROCE_FAIL_RESTARTED &&
+	    mroce_stream_pristine(st)) {
+		mroce_qp_rehome(qp);
+		return;
+	}
+	/*
 	 * Local errors are the responder's (or a READ response that could
 	 * not be placed): verbs reports them as async events as well.  A
 	 * requester's failure is told by its error completion.
@@ -170,7 +180,7 @@ static const char *mroce_fail_name(u32 cause)
 	case MROCE_FAIL_DEAD:
 		return "no progress with data outstanding (dead_ms)";
 	case MROCE_FAIL_RESTARTED:
-		return "the peer restarted";
+		return "the peer opened a new connection (it restarted, or its end failed)";
 	}
 	return "unknown cause";
 }
@@ -204,6 +214,8 @@ static void op_conn_event(void *ctx, struct mroce_conn *c, int event, u32 arg)
 	 */
 	WRITE_ONCE(peer->closed, true);
 	hash_for_each(peer->qps, bkt, qp, peer_node) {
+		if (READ_ONCE(qp->rehome))
+			continue;
 		/* a closed peer leaves only flushes: say why */
 		if (event == MROCE_EV_CLOSED)
 			mroce_qp_event(qp, MROCE_QPEV_FATAL);

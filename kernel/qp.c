@@ -30,6 +30,8 @@ static const u32 rnr_timer_us[32] = {
 /* Our own RNR back-off never goes below this, whatever the peer asks. */
 #define MROCE_MIN_RNR_NS	(10 * NSEC_PER_USEC)
 
+static void qp_rehome_work(struct work_struct *work);
+
 static void qp_ev_work(struct work_struct *work)
 {
 	struct mroce_qp *qp = container_of(work, struct mroce_qp, ev_work);
@@ -160,6 +162,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	INIT_LIST_HEAD(&qp->sq_node);
 	INIT_WORK(&qp->ev_work, qp_ev_work);
 	INIT_WORK(&qp->db_work, mroce_doorbell_work);
+	INIT_WORK(&qp->rehome_work, qp_rehome_work);
 
 	err = xa_alloc_cyclic(&mdev->qpns, &qpn, qp,
 			      XA_LIMIT(MROCE_QPN_MIN, MROCE_QPN_MAX),
@@ -430,6 +433,64 @@ static void qp_to_err(struct mroce_qp *qp)
 	mroce_cq_notify_batch(&b);
 }
 
+/*
+ * The peer restarted (its CONNECT with another nonce failed our connection)
+ * before this QP's stream carried anything.  That is what happens to the
+ * first QPs after one end's connection failed: the other end attached its
+ * QP to the old connection in the instant before the new CONNECT came.
+ * Move the QP to the peer's new connection instead of failing it.  Called
+ * under the old peer's lock; the move needs process context.
+ */
+void mroce_qp_rehome(struct mroce_qp *qp)
+{
+	WRITE_ONCE(qp->rehome, true);
+	queue_work(system_wq, &qp->rehome_work);
+}
+
+static void qp_rehome_work(struct work_struct *work)
+{
+	struct mroce_qp *qp = container_of(work, struct mroce_qp, rehome_work);
+	struct mroce_peer *old, *peer;
+	enum ib_qp_state state;
+	struct mroce_batch b;
+	unsigned long flags;
+
+	mutex_lock(&qp->mutex);
+	old = qp->peer;
+	state = READ_ONCE(qp->state);
+	/* reset, moved to error or destroyed meanwhile: nothing to move */
+	if (!READ_ONCE(qp->rehome) || !old ||
+	    (state != IB_QPS_RTR && state != IB_QPS_RTS)) {
+		WRITE_ONCE(qp->rehome, false);
+		goto out;
+	}
+	mroce_peer_lock(old, &b);
+	mroce_stream_detach(&qp->xs->st);
+	mroce_peer_detach(old, qp);
+	mroce_peer_unlock(old, &b);
+	mroce_peer_put(old);
+	spin_lock_irqsave(&qp->lock, flags);
+	mroce_stream_init(&qp->xs->st, qp->ibqp.qp_num);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	WRITE_ONCE(qp->rehome, false);
+	if (qp_attach(qp)) {
+		qp_to_err(qp);
+		goto out;
+	}
+	mroce_count(qp->mdev, MROCE_CNT_QP_REHOMED);
+	peer = qp->peer;
+	mroce_peer_lock(peer, &b);
+	if (state == IB_QPS_RTS && qp->state != IB_QPS_ERR) {
+		qp->state = IB_QPS_RTS;
+		stream_requester(qp);
+	}
+	/* what was posted while it moved */
+	mroce_sq_run(qp, &b);
+	mroce_peer_unlock(peer, &b);
+out:
+	mutex_unlock(&qp->mutex);
+}
+
 /* A transition among RTR, RTS and SQD of an attached QP. */
 static void qp_move(struct mroce_qp *qp, enum ib_qp_state cur,
 		    enum ib_qp_state new)
@@ -587,6 +648,7 @@ int mroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mutex_unlock(&qp->mutex);
 	cancel_work_sync(&qp->db_work);
 	cancel_work_sync(&qp->ev_work);
+	cancel_work_sync(&qp->rehome_work);
 	cq_forget(qp->scq, qp);
 	cq_forget(qp->rcq, qp);
 	xa_erase(&mdev->qpns, ibqp->qp_num);

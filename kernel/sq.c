@@ -244,7 +244,8 @@ void mroce_sq_run(struct mroce_qp *qp, struct mroce_batch *b)
 	default:
 		return;
 	}
-	if (!qp->peer)
+	/* its stream is dead until it joins the new connection: wait */
+	if (!qp->peer || READ_ONCE(qp->rehome))
 		return;
 	if (qp->sq_bad) {
 		if (st->tx_una == st->tx_end)

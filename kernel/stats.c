@@ -73,6 +73,7 @@ static const char *const mroce_glue_stat[MROCE_NUM_GLUE_CNT] = {
 	[MROCE_CNT_RX_BAD_RSN] = "rx_bad_rsn",
 	[MROCE_CNT_PEER_LOCK_WAITS] = "peer_lock_waits",
 	[MROCE_CNT_CONN_FAILED] = "conn_failed",
+	[MROCE_CNT_QP_REHOMED] = "qps_rehomed",
 };
 
 static struct rdma_stat_desc mroce_stat_descs[MROCE_NUM_STATS];

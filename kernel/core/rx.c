@@ -17,6 +17,7 @@ static struct mroce_stream *find_stream(struct mroce_conn *c,
 	if (!st || st->conn != c || st->peer != h->src_stream ||
 	    st->state == MROCE_STREAM_IDLE)
 		return NULL;
+	st->touched = 1;
 	return st;
 }
 

@@ -166,6 +166,7 @@ int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
 		t->rsn = st->tx_rsn++;
 	st->tx_end++;
 	st->stats.tx_msgs++;
+	st->touched = 1;
 	if (!mroce_conn_outstanding(c))
 		mroce_conn_progress(c, now);
 	mroce_sched_add(c, st);

@@ -159,6 +159,7 @@ struct mroce_stream {
 	u8 err_status;		/* enum mroce_status that broke it */
 	u8 nack;		/* a NACK is to be (re)reported */
 	u8 in_sched;
+	u8 touched;		/* posted to, or a packet came for it */
 	struct mroce_stream_params prm;
 	struct mroce_list node;		/* conn->streams */
 	struct mroce_list sched;	/* conn->sched: has packets to send */
@@ -238,6 +239,15 @@ int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
 		      u64 now);
 
 /* Room for another message? */
+/*
+ * Nothing was ever posted to it and no packet came for it: it can move to
+ * another connection of the same peer as if it had been attached there.
+ */
+static inline bool mroce_stream_pristine(const struct mroce_stream *st)
+{
+	return !st->touched;
+}
+
 static inline bool mroce_stream_can_post(const struct mroce_stream *st)
 {
 	return st->tx_end - st->tx_una < MROCE_STREAM_WINDOW;
