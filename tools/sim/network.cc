@@ -152,10 +152,8 @@ uint64_t Network::run(Time until) {
   }
   stopped_ = false;
   uint64_t n = 0;
-  while (!queue_.empty() && !stopped_) {
-    if (queue_.top().time > until)
-      break;
-    const Event ev = queue_.pop();
+  Event ev;
+  while (!stopped_ && queue_.pop_due(until, ev)) {
     now_ = ev.time;
     ++n;
     dispatch(ev);
