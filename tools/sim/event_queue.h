@@ -141,7 +141,8 @@ private:
 class EventQueue {
 public:
   EventQueue()
-      : slots_(kBuckets * kSlotCap), head_(kBuckets, 0), end_(kBuckets, 0), far_(kFarBuckets) {}
+      : slots_(kBuckets * kSlotCap), head_(kBuckets, 0), end_(kBuckets, 0),
+        far_head_(kFarBuckets, kNoChunk), far_tail_(kFarBuckets, kNoChunk) {}
   void reserve(size_t n) { heap_.reserve(n); }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
@@ -219,8 +220,10 @@ public:
     std::fill(head_.begin(), head_.end(), 0);
     std::fill(end_.begin(), end_.end(), 0);
     std::fill(std::begin(bits_), std::end(bits_), 0);
-    for (auto &b : far_)
-      b.clear();
+    std::fill(far_head_.begin(), far_head_.end(), kNoChunk);
+    std::fill(far_tail_.begin(), far_tail_.end(), kNoChunk);
+    chunks_.clear();
+    free_chunk_ = kNoChunk;
     std::fill(std::begin(far_bits_), std::end(far_bits_), 0);
     near_ = far_n_ = size_ = 0;
     cur_ = scan_ = 0;
@@ -244,8 +247,15 @@ private:
   [[gnu::noinline]] void place_far(const Event &ev, uint64_t b) {
     if (const uint64_t f = b / kFarSpan; f >= far_base_ && f - far_base_ < kFarBuckets) {
       const size_t i = f % kFarBuckets;
-      far_[i].push_back(ev);
-      far_bits_[i / 64] |= uint64_t{1} << (i % 64);
+      uint32_t t = far_tail_[i];
+      if (t == kNoChunk || chunks_[t].n == kChunkEvents) {
+        const uint32_t c = new_chunk();
+        (t == kNoChunk ? far_head_[i] : chunks_[t].next) = c;
+        far_tail_[i] = t = c;
+        far_bits_[i / 64] |= uint64_t{1} << (i % 64);
+      }
+      FarChunk &ch = chunks_[t];
+      ch.ev[ch.n++] = ev;
       ++far_n_;
       return;
     }
@@ -286,16 +296,36 @@ private:
       ++far_base_;
       near_end_ += kFarSpan;
       pour_at_ += kFarSpan;
-      std::vector<Event> &v = far_[i];
-      if (v.empty())
+      uint32_t c = far_head_[i];
+      if (c == kNoChunk)
         continue;
-      far_n_ -= v.size();
+      far_head_[i] = far_tail_[i] = kNoChunk;
       far_bits_[i / 64] &= ~(uint64_t{1} << (i % 64));
-      for (const Event &ev : v)
-        if (!near_insert<false>(ev, ev.time / kWidth))
-          heap_.push(ev);
-      v.clear();
+      while (c != kNoChunk) {
+        FarChunk &ch = chunks_[c];
+        far_n_ -= ch.n;
+        for (uint32_t k = 0; k < ch.n; ++k)
+          if (!near_insert<false>(ch.ev[k], ch.ev[k].time / kWidth))
+            heap_.push(ch.ev[k]);
+        const uint32_t next = ch.next;
+        ch.next = free_chunk_; // recycled while it is in the caches
+        free_chunk_ = c;
+        c = next;
+      }
     }
+  }
+
+  uint32_t new_chunk() {
+    uint32_t c = free_chunk_;
+    if (c != kNoChunk) {
+      free_chunk_ = chunks_[c].next;
+    } else {
+      c = static_cast<uint32_t>(chunks_.size());
+      chunks_.emplace_back();
+    }
+    chunks_[c].n = 0;
+    chunks_[c].next = kNoChunk;
+    return c;
   }
 
   // With the calendar empty and events in the wheel, moves the window to
@@ -354,7 +384,19 @@ private:
   std::vector<uint8_t> head_; // per bucket
   std::vector<uint8_t> end_;  // per bucket
   uint64_t bits_[kBuckets / 64] = {};
-  std::vector<std::vector<Event>> far_; // the wheel, unsorted
+  // The wheel: per far bucket a list of chunks of events, unsorted, from
+  // one pool with a free list, so it takes memory (and cache) for the
+  // events pending in it, not the most each bucket ever held.
+  static constexpr uint32_t kChunkEvents = 7;
+  static constexpr uint32_t kNoChunk = ~uint32_t{0};
+  struct FarChunk {
+    Event ev[kChunkEvents];
+    uint32_t n;
+    uint32_t next; // the bucket's next chunk, or the free list's
+  };
+  std::vector<FarChunk> chunks_;
+  uint32_t free_chunk_ = kNoChunk;
+  std::vector<uint32_t> far_head_, far_tail_; // per far bucket
   uint64_t far_bits_[kFarBuckets / 64] = {};
   size_t near_ = 0;                   // events in the calendar
   size_t far_n_ = 0;                  // events in the wheel
