@@ -126,63 +126,79 @@ private:
 // (time, seq), with a bitmap of the buckets in use.  The least event is the
 // head of the first bucket in use (a bit scan); a push is an insertion from
 // the back, which is an append for the usual push at or after the bucket's
-// latest time.  Events beyond the window, in a full bucket or before the
+// latest time.
+//
+// Behind it a coarser wheel (kFarBuckets unsorted buckets of kFarSpan
+// calendar buckets, ~1 ms in all) takes what is due after the calendar's
+// window: transport timers (RTO, TLP, delayed ACK, pacing rechecks), which
+// with thousands of connections would otherwise make the heap deep.  A far
+// bucket is appended to, and poured into the calendar once the window
+// covers it whole, so the calendar never holds an event later than one in
+// the wheel.  Events beyond the wheel, in a full bucket or before the
 // window go into the heap.  Where an event is kept is only a matter of
-// speed.
+// speed: pop() takes the least of the calendar and the heap, the order of
+// one heap.
 class EventQueue {
 public:
-  EventQueue() : slots_(kBuckets * kSlotCap), head_(kBuckets, 0), end_(kBuckets, 0) {}
+  EventQueue()
+      : slots_(kBuckets * kSlotCap), head_(kBuckets, 0), end_(kBuckets, 0),
+        far_head_(kFarBuckets, kNoChunk), far_tail_(kFarBuckets, kNoChunk) {}
   void reserve(size_t n) { heap_.reserve(n); }
-  bool empty() const { return near_ == 0 && heap_.empty(); }
-  size_t size() const { return near_ + heap_.size(); }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
   uint64_t scheduled() const { return next_seq_; }
   size_t peak_size() const { return peak_; }
-  const Event &top() const {
+  const Event &top() {
+    settle();
     if (near_ == 0)
       return heap_.top();
     const Event &n = slots_[near_least()];
     return heap_.empty() || event_before(n, heap_.top()) ? n : heap_.top();
   }
 
-  void push(Time time, uint8_t type, uint32_t target, uint64_t arg) {
+  // Inline: most events are packets due within the calendar's window.
+  [[gnu::always_inline]] void push(Time time, uint8_t type, uint32_t target, uint64_t arg) {
+    if (++size_ > peak_)
+      peak_ = size_;
     const Event ev{time, next_seq_++, arg, target, type};
-    note_size();
     const uint64_t b = time / kWidth;
-    if (b >= cur_ && b - cur_ < kBuckets) {
-      const size_t ring = b % kBuckets;
-      uint8_t &end = end_[ring];
-      if (end < kSlotCap) {
-        Event *const e = &slots_[ring * kSlotCap];
-        size_t at = end++;
-        for (const size_t head = head_[ring]; at > head && event_before(ev, e[at - 1]); --at)
-          e[at] = e[at - 1];
-        e[at] = ev;
-        bits_[ring / 64] |= uint64_t{1} << (ring % 64);
-        ++near_;
-        if (b < scan_)
-          scan_ = b;
-        // The least event is the head of the first bucket in use: only a
-        // push into an (empty) earlier bucket moves it.
-        if (least_ != kNoLeast && b < least_bucket_)
-          set_least(ring * kSlotCap + at, b);
-        return;
-      }
-    }
-    heap_.push(ev);
+    if (b >= cur_ && b < near_end_ && near_insert<true>(ev, b))
+      return;
+    place_far(ev, b);
   }
-  // The same, for events that are mostly far in the future (timers).
+  // Timers, which are mostly far off: the same.
   void push_timer(Time time, uint8_t type, uint32_t target, uint64_t arg) {
-    note_size();
-    heap_.push(Event{time, next_seq_++, arg, target, type});
+    push(time, type, target, arg);
   }
 
   Event pop() {
-    if (near_ == 0)
-      return heap_.pop();
+    Event out;
+    pop_due(kNever, out);
+    return out;
+  }
+
+  // Takes the least event into `out` if there is one due at or before
+  // `until` (one look at the least event instead of top() then pop()).
+  bool pop_due(Time until, Event &out) {
+    settle();
+    if (near_ == 0) {
+      if (heap_.empty() || heap_.top().time > until)
+        return false;
+      out = heap_.pop();
+      --size_;
+      return true;
+    }
     const size_t at = near_least();
-    if (!heap_.empty() && event_before(heap_.top(), slots_[at]))
-      return heap_.pop();
-    const Event out = slots_[at];
+    if (!heap_.empty() && event_before(heap_.top(), slots_[at])) {
+      if (heap_.top().time > until)
+        return false;
+      out = heap_.pop();
+      --size_;
+      return true;
+    }
+    if (slots_[at].time > until)
+      return false;
+    out = slots_[at];
     const size_t ring = at / kSlotCap;
     if (++head_[ring] == end_[ring]) {
       head_[ring] = end_[ring] = 0;
@@ -192,8 +208,11 @@ public:
       ++least_; // the bucket's next event
     }
     --near_;
+    --size_;
     cur_ = scan_; // nothing before this bucket is left, or can come
-    return out;
+    if (cur_ >= pour_at_)
+      pour();
+    return true;
   }
 
   void clear() {
@@ -201,9 +220,17 @@ public:
     std::fill(head_.begin(), head_.end(), 0);
     std::fill(end_.begin(), end_.end(), 0);
     std::fill(std::begin(bits_), std::end(bits_), 0);
-    near_ = 0;
+    std::fill(far_head_.begin(), far_head_.end(), kNoChunk);
+    std::fill(far_tail_.begin(), far_tail_.end(), kNoChunk);
+    chunks_.clear();
+    free_chunk_ = kNoChunk;
+    std::fill(std::begin(far_bits_), std::end(far_bits_), 0);
+    near_ = far_n_ = size_ = 0;
     cur_ = scan_ = 0;
     least_ = kNoLeast;
+    far_base_ = kBuckets / kFarSpan;
+    near_end_ = kBuckets;
+    pour_at_ = (far_base_ + 1) * kFarSpan - kBuckets;
   }
 
 private:
@@ -211,6 +238,123 @@ private:
   static constexpr size_t kBuckets = 512; // horizon ~2 us
   static constexpr uint8_t kSlotCap = 16; // events per bucket; more go to the heap
   static constexpr size_t kNoLeast = ~size_t{0};
+  static constexpr uint64_t kFarSpan = 128;   // calendar buckets per far bucket (~0.5 us)
+  static constexpr size_t kFarBuckets = 2048; // horizon ~1 ms
+  static_assert(kBuckets % kFarSpan == 0 && kFarSpan < kBuckets);
+
+  // What does not go into the calendar (its window is [cur_, near_end_)):
+  // into the wheel if within its horizon, else into the heap.
+  [[gnu::noinline]] void place_far(const Event &ev, uint64_t b) {
+    if (const uint64_t f = b / kFarSpan; f >= far_base_ && f - far_base_ < kFarBuckets) {
+      const size_t i = f % kFarBuckets;
+      uint32_t t = far_tail_[i];
+      if (t == kNoChunk || chunks_[t].n == kChunkEvents) {
+        const uint32_t c = new_chunk();
+        (t == kNoChunk ? far_head_[i] : chunks_[t].next) = c;
+        far_tail_[i] = t = c;
+        far_bits_[i / 64] |= uint64_t{1} << (i % 64);
+      }
+      FarChunk &ch = chunks_[t];
+      ch.ev[ch.n++] = ev;
+      ++far_n_;
+      return;
+    }
+    heap_.push(ev);
+  }
+
+  // b in [cur_, near_end_).  False if its bucket is full.  kNewest: `ev`
+  // was scheduled after everything in the calendar, so among equal times
+  // it goes last and comparing times is enough.
+  template <bool kNewest> bool near_insert(const Event &ev, uint64_t b) {
+    const size_t ring = b % kBuckets;
+    uint8_t &end = end_[ring];
+    if (end >= kSlotCap)
+      return false;
+    Event *const e = &slots_[ring * kSlotCap];
+    size_t at = end++;
+    for (const size_t head = head_[ring];
+         at > head && (kNewest ? ev.time < e[at - 1].time : event_before(ev, e[at - 1])); --at)
+      e[at] = e[at - 1];
+    e[at] = ev;
+    bits_[ring / 64] |= uint64_t{1} << (ring % 64);
+    ++near_;
+    if (b < scan_)
+      scan_ = b;
+    // The least event is the head of the first bucket in use: only a push
+    // into an (empty) earlier bucket moves it.
+    if (least_ != kNoLeast && b < least_bucket_) {
+      least_ = ring * kSlotCap + at;
+      least_bucket_ = b;
+    }
+    return true;
+  }
+
+  // Pours every far bucket the window now covers whole into the calendar.
+  void pour() {
+    while (cur_ >= pour_at_) {
+      const size_t i = far_base_ % kFarBuckets;
+      ++far_base_;
+      near_end_ += kFarSpan;
+      pour_at_ += kFarSpan;
+      uint32_t c = far_head_[i];
+      if (c == kNoChunk)
+        continue;
+      far_head_[i] = far_tail_[i] = kNoChunk;
+      far_bits_[i / 64] &= ~(uint64_t{1} << (i % 64));
+      while (c != kNoChunk) {
+        FarChunk &ch = chunks_[c];
+        far_n_ -= ch.n;
+        for (uint32_t k = 0; k < ch.n; ++k)
+          if (!near_insert<false>(ch.ev[k], ch.ev[k].time / kWidth))
+            heap_.push(ch.ev[k]);
+        const uint32_t next = ch.next;
+        ch.next = free_chunk_; // recycled while it is in the caches
+        free_chunk_ = c;
+        c = next;
+      }
+    }
+  }
+
+  uint32_t new_chunk() {
+    uint32_t c = free_chunk_;
+    if (c != kNoChunk) {
+      free_chunk_ = chunks_[c].next;
+    } else {
+      c = static_cast<uint32_t>(chunks_.size());
+      chunks_.emplace_back();
+    }
+    chunks_[c].n = 0;
+    chunks_[c].next = kNoChunk;
+    return c;
+  }
+
+  // With the calendar empty and events in the wheel, moves the window to
+  // the first far bucket in use, unless the heap has an earlier event.
+  void settle() {
+    if (near_ != 0 || far_n_ == 0)
+      return;
+    size_t i = far_base_ % kFarBuckets;
+    uint64_t word = far_bits_[i / 64] >> (i % 64);
+    if (word) {
+      i += static_cast<size_t>(__builtin_ctzll(word));
+    } else {
+      size_t w = i / 64;
+      do
+        w = (w + 1) % (kFarBuckets / 64);
+      while (!far_bits_[w]);
+      i = w * 64 + static_cast<size_t>(__builtin_ctzll(far_bits_[w]));
+    }
+    const uint64_t f = far_base_ + (i + kFarBuckets - far_base_ % kFarBuckets) % kFarBuckets;
+    if (!heap_.empty() && heap_.top().time / kWidth < f * kFarSpan)
+      return;
+    // Nothing is in the calendar: the window may start anywhere up to the
+    // bucket's start; place it so that the bucket is its last far bucket.
+    const uint64_t to = (f + 1) * kFarSpan - kBuckets;
+    if (to > cur_)
+      cur_ = scan_ = to;
+    least_ = kNoLeast;
+    pour();
+  }
 
   // Slot index of the calendar's least event (near_ > 0).  Moves scan_ to
   // its bucket: every bucket between cur_ and it is empty.  Remembered
@@ -230,19 +374,9 @@ private:
       ring = w * 64 + static_cast<size_t>(__builtin_ctzll(bits_[w]));
     }
     scan_ += (ring - scan_ % kBuckets) % kBuckets;
-    set_least(ring * kSlotCap + head_[ring], scan_);
+    least_ = ring * kSlotCap + head_[ring];
+    least_bucket_ = scan_;
     return least_;
-  }
-
-  void set_least(size_t slot, uint64_t bucket) const {
-    least_ = slot;
-    least_bucket_ = bucket;
-  }
-
-  void note_size() { // before adding one
-    const size_t n = size() + 1;
-    if (n > peak_)
-      peak_ = n;
   }
 
   EventHeap heap_;
@@ -250,11 +384,33 @@ private:
   std::vector<uint8_t> head_; // per bucket
   std::vector<uint8_t> end_;  // per bucket
   uint64_t bits_[kBuckets / 64] = {};
+  // The wheel: per far bucket a list of chunks of events, unsorted, from
+  // one pool with a free list, so it takes memory (and cache) for the
+  // events pending in it, not the most each bucket ever held.
+  static constexpr uint32_t kChunkEvents = 7;
+  static constexpr uint32_t kNoChunk = ~uint32_t{0};
+  struct FarChunk {
+    Event ev[kChunkEvents];
+    uint32_t n;
+    uint32_t next; // the bucket's next chunk, or the free list's
+  };
+  std::vector<FarChunk> chunks_;
+  uint32_t free_chunk_ = kNoChunk;
+  std::vector<uint32_t> far_head_, far_tail_; // per far bucket
+  uint64_t far_bits_[kFarBuckets / 64] = {};
   size_t near_ = 0;                   // events in the calendar
+  size_t far_n_ = 0;                  // events in the wheel
+  size_t size_ = 0;                   // events in all
   uint64_t cur_ = 0;                  // absolute bucket of the last event taken from it
   mutable uint64_t scan_ = 0;         // >= cur_; no calendar event before this bucket
   mutable size_t least_ = kNoLeast;   // near_least(), while valid
   mutable uint64_t least_bucket_ = 0; // its absolute bucket
+  // Far buckets before far_base_ have been poured; far bucket far_base_
+  // starts at calendar bucket far_base_ * kFarSpan, which is where the
+  // calendar's window ends.  It is poured once cur_ reaches pour_at_.
+  uint64_t far_base_ = kBuckets / kFarSpan;
+  uint64_t near_end_ = kBuckets; // far_base_ * kFarSpan
+  uint64_t pour_at_ = (kBuckets / kFarSpan + 1) * kFarSpan - kBuckets;
   uint64_t next_seq_ = 0;
   size_t peak_ = 0;
 };

@@ -17,8 +17,12 @@ namespace {
 }
 } // namespace
 
+const std::vector<uint32_t> &HostEnv::ports() const {
+  return ports_ ? *ports_ : net_->nodes_[net_->hosts_[host_]].ports; // before finalize()
+}
+
 uint32_t HostEnv::global_port(uint32_t port) const {
-  const auto &ports = net_->nodes_[net_->hosts_[host_]].ports;
+  const auto &ports = this->ports();
   if (port >= ports.size())
     contract_violation("port index out of range");
   return ports[port];
@@ -36,7 +40,7 @@ void HostEnv::set_timer(Time at, uint64_t cookie) {
 
 void HostEnv::tx_ready(uint32_t port) {
   if (port == kAllPorts) {
-    for (uint32_t p : net_->nodes_[net_->hosts_[host_]].ports)
+    for (uint32_t p : ports())
       net_->host_kick(p);
     return;
   }
@@ -85,7 +89,7 @@ void Network::host_poll(uint32_t port) {
   Port &pt = ports_[port];
   if (pt.busy)
     return;
-  const uint32_t host = nodes_[pt.node].id;
+  const uint32_t host = pt.owner;
   Transport *t = transports_[host];
   if (!t)
     return;
@@ -130,7 +134,7 @@ void Network::host_poll(uint32_t port) {
 void Network::host_receive(uint32_t port, uint32_t pkt) {
   const Port &pt = ports_[port];
   const Packet &p = pool_[pkt];
-  const uint32_t host = nodes_[pt.node].id;
+  const uint32_t host = pt.owner;
   if (p.dst_host != host) {
     // Only a direct host-host link can get here; hosts never forward.
     drop(pkt, kDropNoRoute);

@@ -13,7 +13,7 @@ public:
   Time now() const override { return net_->now_; }
   uint32_t host_id() const override { return host_; }
   uint32_t num_hosts() const override { return net_->num_hosts(); }
-  uint32_t num_ports() const override { return net_->num_host_ports(host_); }
+  uint32_t num_ports() const override { return static_cast<uint32_t>(ports().size()); }
   bool port_up(uint32_t port) const override;
   uint64_t port_rate_bps(uint32_t port) const override;
   uint64_t seed() const override { return net_->params_.seed; }
@@ -26,10 +26,15 @@ public:
   uint8_t *attach_header(Packet &pkt, uint32_t len) override;
   const uint8_t *attached_header(const Packet &pkt) override;
 
+  // The host's global port indices; set by Network::finalize().
+  void set_ports(const std::vector<uint32_t> *ports) { ports_ = ports; }
+
 private:
+  const std::vector<uint32_t> &ports() const;
   uint32_t global_port(uint32_t port) const;
   Network *net_;
   uint32_t host_;
+  const std::vector<uint32_t> *ports_ = nullptr;
 };
 
 } // namespace mroce::sim

@@ -205,7 +205,7 @@ void *MemArena::alloc(size_t bytes) {
 MetaRoceTransport::MetaRoceTransport(TransportEnv &env, const MetaRoceParams &params,
                                      MetaRoceDirectory *dir)
     : env_(env), params_(params), dir_(dir), conn_by_peer_(env.num_hosts(), nullptr),
-      port_ctrl_(env.num_ports()), port_data_(env.num_ports()),
+      port_ctrl_(env.num_ports()), port_data_(env.num_ports()), planes_(env.num_ports()),
       txbuf_(std::max<uint32_t>(kMaxAttachedHeader, MROCE_TX_BUF_MIN)),
       rxbuf_(kMaxAttachedHeader + std::max<uint32_t>(params.mtu, 4096) + 64) {
   mroce_cfg_default(&cfg_);
@@ -600,7 +600,9 @@ void MetaRoceTransport::on_packet(uint32_t, const Packet &pkt) {
 uint32_t MetaRoceTransport::plane_of(uint32_t path) const {
   // Paths are spread over the planes.  The paths of a plane whose port is
   // down are spread over the planes that are up; the others stay put.
-  const auto planes = static_cast<uint32_t>(port_ctrl_.size());
+  const uint32_t planes = planes_;
+  if (planes == 1)
+    return 0; // up or not, the only port
   const uint32_t home = path % planes;
   if (env_.port_up(home))
     return home;
@@ -645,7 +647,7 @@ TxResult MetaRoceTransport::poll_tx(uint32_t port, bool data_allowed, Packet &ou
 
   // Ask connections, round robin, until one produces a packet for this
   // port.  Packets for other ports wait in their queues (the NIC's rings).
-  const auto planes = static_cast<uint32_t>(port_ctrl_.size());
+  const uint32_t planes = planes_;
   const uint32_t cap = std::min<uint32_t>(std::max<uint32_t>(params_.mtu, MROCE_TX_BUF_MIN),
                                           static_cast<uint32_t>(txbuf_.size()));
   for (uint32_t budget = 4 * planes + 4; budget && !ready_.empty(); --budget) {

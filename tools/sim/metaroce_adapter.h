@@ -89,7 +89,7 @@ private:
 // from one of its own callbacks (a completion that makes the workload post).
 struct MetaRoceDirectory {
   std::vector<MetaRoceTransport *> hosts;
-  MemArena mem; // connections and streams of every host
+  MemArena mem;       // connections and streams of every host
   uint32_t depth = 0; // core calls in progress (nested through callbacks)
   bool draining = false;
   std::deque<MessageDesc> deferred;
@@ -162,6 +162,7 @@ private:
   std::deque<Conn *> ready_;            // may have packets to send
   std::vector<Stream *> pending_flush_; // backlog to post after a core call
   std::vector<std::deque<Queued>> port_ctrl_, port_data_;
+  uint32_t planes_; // NIC ports, one per plane
   std::vector<uint8_t> txbuf_, rxbuf_;
   // Messages split into parts (over the core's message size limit).
   std::unordered_map<uint64_t, uint32_t> parts_sent_, parts_received_;

@@ -61,6 +61,8 @@ uint32_t Network::connect(uint32_t a, uint32_t b, uint64_t rate_bps, Time delay)
   for (uint32_t i = 0; i < 2; ++i) {
     Port p;
     p.node = i == 0 ? a : b;
+    p.owner = nodes_[p.node].id;
+    p.on_switch = nodes_[p.node].kind == NodeKind::kSwitch;
     p.index = static_cast<uint32_t>(nodes_[p.node].ports.size());
     p.peer = i == 0 ? pb : pa;
     p.ch.rate_bps = rate_bps;
@@ -88,6 +90,8 @@ void Network::finalize() {
         p.ch.delay + (peer.kind == NodeKind::kSwitch ? params_.sw.latency : params_.host.rx_delay);
     p.ch.jitter = peer.kind == NodeKind::kSwitch ? params_.sw.jitter : 0;
   }
+  for (uint32_t h = 0; h < hosts_.size(); ++h)
+    envs_[h]->set_ports(&nodes_[hosts_[h]].ports); // nodes_ is complete now
   recompute_routes();
   finalized_ = true;
 }
@@ -152,10 +156,8 @@ uint64_t Network::run(Time until) {
   }
   stopped_ = false;
   uint64_t n = 0;
-  while (!queue_.empty() && !stopped_) {
-    if (queue_.top().time > until)
-      break;
-    const Event ev = queue_.pop();
+  Event ev;
+  while (!stopped_ && queue_.pop_due(until, ev)) {
     now_ = ev.time;
     ++n;
     dispatch(ev);
@@ -169,7 +171,7 @@ void Network::dispatch(const Event &ev) {
   case kEvTxDone: {
     Port &p = ports_[ev.target];
     p.busy = false;
-    if (nodes_[p.node].kind == NodeKind::kSwitch)
+    if (p.on_switch)
       switch_start_tx(ev.target);
     else
       host_poll(ev.target);
@@ -194,7 +196,7 @@ void Network::dispatch(const Event &ev) {
     Port &p = ports_[ev.target];
     p.paused = ev.arg != 0;
     if (!p.paused) {
-      if (nodes_[p.node].kind == NodeKind::kSwitch) {
+      if (p.on_switch) {
         if (!p.busy)
           switch_start_tx(ev.target);
       } else {
@@ -255,7 +257,7 @@ void Network::on_arrive(uint32_t port, uint32_t pkt) {
     drop(pkt, kDropLinkDown); // the link went down while it was on the wire
     return;
   }
-  if (nodes_[in.node].kind == NodeKind::kSwitch)
+  if (in.on_switch)
     switch_receive(port, pkt);
   else
     host_receive(port, pkt);

@@ -57,6 +57,8 @@ enum class NodeKind : uint8_t { kHost, kSwitch };
 
 struct Port {
   uint32_t node = 0;
+  uint32_t owner = 0;      // nodes_[node].id: its host or switch index
+  bool on_switch = false;  // nodes_[node].kind == kSwitch (read per packet)
   uint32_t index = 0;      // position in the node's port list (= plane on hosts)
   uint32_t peer = 0;       // global index of the port at the other end
   Channel ch;              // the direction this port transmits on

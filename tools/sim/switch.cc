@@ -26,8 +26,7 @@ int Network::route(uint32_t switch_node, const FiveTuple &tuple) const {
 
 void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   const Packet &p = pool_[pkt];
-  const uint32_t node = ports_[in_port].node;
-  const SwitchState &sw = switches_[nodes_[node].id];
+  const SwitchState &sw = switches_[ports_[in_port].owner];
   ++counters_.switch_hops;
   const uint32_t g = p.dst_host < sw.route.size() ? sw.route[p.dst_host] : kNoGroup;
   if (g == kNoGroup) {
@@ -85,7 +84,7 @@ void Network::switch_enqueue(uint32_t out_port, uint32_t in_port, uint32_t pkt) 
     }
   }
   if (data && p.ecn != kNotEct && p.ecn != kCe &&
-      ecn_should_mark(switches_[nodes_[op.node].id], op.queued_data_bytes)) {
+      ecn_should_mark(switches_[op.owner], op.queued_data_bytes)) {
     p.ecn = kCe;
     ++counters_.ecn_marks;
   }

@@ -102,6 +102,34 @@ TEST(EventQueue, CalendarAndHeapGiveOneOrder) {
   EXPECT_TRUE(q.empty());
 }
 
+// Few events, far apart: the calendar is often empty and its window jumps
+// to the wheel's next bucket, with heap events (beyond the wheel's ~1 ms)
+// in between.
+TEST(EventQueue, SparseEventsKeepOneOrder) {
+  EventQueue q;
+  Rng rng(11);
+  std::set<std::pair<Time, uint64_t>> ref;
+  Time now = 0;
+  uint64_t n = 0;
+  for (int i = 0; i < 100000; ++i) {
+    if (ref.size() < 8 && rng.below(2) == 0) {
+      const uint64_t r = rng.below(10);
+      const Time t = now + (r < 6 ? rng.below(1'500'000'000) : r < 9 ? rng.below(3'000'000) : 0);
+      q.push_timer(t, 3, 0, n);
+      ref.emplace(t, n++);
+      continue;
+    }
+    if (ref.empty())
+      continue;
+    ASSERT_EQ(q.top().arg, ref.begin()->second);
+    const Event e = q.pop();
+    ASSERT_EQ(e.time, ref.begin()->first);
+    ASSERT_EQ(e.arg, ref.begin()->second);
+    ref.erase(ref.begin());
+    now = e.time;
+  }
+}
+
 TEST(EventQueue, CarriesPayload) {
   EventQueue q;
   q.push(5, 7, 42, 0xdeadbeef);
