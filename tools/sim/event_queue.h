@@ -328,22 +328,25 @@ private:
     return c;
   }
 
+  // The first set bit at or after @from in a circular bitmap of @words
+  // words, of which at least one bit is set.
+  static size_t next_set(const uint64_t *bits, size_t words, size_t from) {
+    const uint64_t word = bits[from / 64] >> (from % 64);
+    if (word)
+      return from + static_cast<size_t>(__builtin_ctzll(word));
+    size_t w = from / 64;
+    do
+      w = (w + 1) % words;
+    while (!bits[w]);
+    return w * 64 + static_cast<size_t>(__builtin_ctzll(bits[w]));
+  }
+
   // With the calendar empty and events in the wheel, moves the window to
   // the first far bucket in use, unless the heap has an earlier event.
   void settle() {
     if (near_ != 0 || far_n_ == 0)
       return;
-    size_t i = far_base_ % kFarBuckets;
-    uint64_t word = far_bits_[i / 64] >> (i % 64);
-    if (word) {
-      i += static_cast<size_t>(__builtin_ctzll(word));
-    } else {
-      size_t w = i / 64;
-      do
-        w = (w + 1) % (kFarBuckets / 64);
-      while (!far_bits_[w]);
-      i = w * 64 + static_cast<size_t>(__builtin_ctzll(far_bits_[w]));
-    }
+    const size_t i = next_set(far_bits_, kFarBuckets / 64, far_base_ % kFarBuckets);
     const uint64_t f = far_base_ + (i + kFarBuckets - far_base_ % kFarBuckets) % kFarBuckets;
     if (!heap_.empty() && heap_.top().time / kWidth < f * kFarSpan)
       return;
@@ -362,17 +365,7 @@ private:
   size_t near_least() const {
     if (least_ != kNoLeast)
       return least_;
-    size_t ring = scan_ % kBuckets;
-    uint64_t word = bits_[ring / 64] >> (ring % 64);
-    if (word) {
-      ring += static_cast<size_t>(__builtin_ctzll(word));
-    } else {
-      size_t w = ring / 64;
-      do
-        w = (w + 1) % (kBuckets / 64);
-      while (!bits_[w]);
-      ring = w * 64 + static_cast<size_t>(__builtin_ctzll(bits_[w]));
-    }
+    const size_t ring = next_set(bits_, kBuckets / 64, scan_ % kBuckets);
     scan_ += (ring - scan_ % kBuckets) % kBuckets;
     least_ = ring * kSlotCap + head_[ring];
     least_bucket_ = scan_;
