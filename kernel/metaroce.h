@@ -657,7 +657,7 @@ void mroce_peers_destroy(struct mroce_dev *mdev);
 void mroce_peer_drain(struct mroce_peer *peer, struct mroce_batch *b);
 void mroce_peer_xmit(struct mroce_peer *peer);
 void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
-		      u32 reason, bool v4, const struct in6_addr *laddr,
+		      bool v4, const struct in6_addr *laddr,
 		      const struct in6_addr *raddr);
 
 /* rx.c */

@@ -115,8 +115,7 @@ void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 		peer = xa_load(&mdev->conns, pkt.hdr.dst_conn);
 		if (!peer) {
 			mroce_count(mdev, MROCE_CNT_RX_UNKNOWN_CONN);
-			mroce_send_reset(mdev, &pkt, MROCE_RESET_UNKNOWN_CONN,
-					 v4, &daddr, &saddr);
+			mroce_send_reset(mdev, &pkt, v4, &daddr, &saddr);
 			goto drop;
 		}
 		if (!ipv6_addr_equal(&peer->raddr, &saddr)) {

@@ -352,12 +352,11 @@ void mroce_peer_xmit(struct mroce_peer *p)
 }
 
 /*
- * Answer a packet for an unknown (or failed) connection id with a RESET
- * giving @reason (rate limited), from @laddr to @raddr, the addresses the
- * packet came between.
+ * Answer a packet for an unknown connection id with a RESET (rate limited),
+ * from @laddr to @raddr, the addresses the packet came between.
  */
 void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
-		      u32 reason, bool v4, const struct in6_addr *laddr,
+		      bool v4, const struct in6_addr *laddr,
 		      const struct in6_addr *raddr)
 {
 	u8 buf[MROCE_HDR_LEN + MROCE_RESET_EXT_LEN];
@@ -370,7 +369,7 @@ void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
 		mroce_count(mdev, MROCE_CNT_RESET_LIMITED);
 		return;
 	}
-	n = mroce_reset_reply(pkt, reason, buf);
+	n = mroce_reset_reply(pkt, MROCE_RESET_UNKNOWN_CONN, buf);
 	if (!n)
 		return;
 	skb = alloc_skb(MROCE_SKB_HEADROOM + n, GFP_ATOMIC);

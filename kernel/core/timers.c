@@ -310,9 +310,11 @@ void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
 	 * host (a busy or paused CPU) every deadline is past at once, while
 	 * the peer's answers still wait in the receive queue behind us.
 	 */
-	if (unanswered && mroce_conn_outstanding(c))
+	if (!mroce_conn_outstanding(c))
+		return;
+	if (unanswered)
 		c->rto_rounds++;
-	if (mroce_conn_outstanding(c) && c->rto_rounds >= MROCE_DEAD_ROUNDS &&
+	if (c->rto_rounds >= MROCE_DEAD_ROUNDS &&
 	    c->last_progress_ns + c->cfg.dead_ns <= now)
 		mroce_conn_fail(c, MROCE_FAIL_DEAD);
 }

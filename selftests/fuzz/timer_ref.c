@@ -79,8 +79,7 @@ uint64_t mroce_next_timer_ref(const struct mroce_conn *c)
 		at = ref_earliest(at, st->wake_at);
 	}
 	/* dead: outstanding data, after MROCE_DEAD_ROUNDS unanswered rounds */
-	if ((c->inflight || c->retx_head != c->retx_tail) &&
-	    c->rto_rounds >= MROCE_DEAD_ROUNDS)
+	if (mroce_conn_outstanding(c) && c->rto_rounds >= MROCE_DEAD_ROUNDS)
 		at = ref_earliest(at, c->last_progress_ns + c->cfg.dead_ns);
 	return at;
 }
