@@ -373,10 +373,18 @@ struct mroce_qp {
  * CQs to notify.
  */
 struct mroce_batch {
-	struct sk_buff_head skbs;
+	struct sk_buff_head skbs;	/* for the peer's ordered queue */
+	struct sk_buff_head acks;	/* sent at once, by the batch's owner */
 	struct list_head cqs;
 	u64 now;
 };
+
+static inline void mroce_batch_init(struct mroce_batch *b)
+{
+	__skb_queue_head_init(&b->skbs);
+	__skb_queue_head_init(&b->acks);
+	INIT_LIST_HEAD(&b->cqs);
+}
 
 /*
  * One per (device, remote address): wraps the core's connection.  @lock
@@ -424,7 +432,7 @@ struct mroce_peer {
 
 	struct sk_buff_head txq;	/* built, waiting for the transmitter */
 	bool xmitting;			/* a context is draining txq */
-	struct mroce_route *routes;	/* per path id; used by the transmitter */
+	struct mroce_route *routes;	/* per path id; ports set under @lock */
 	u32 nroutes;
 	struct page *tx_page;		/* payload fragments are cut from it */
 	u32 tx_off;
@@ -656,6 +664,7 @@ void mroce_peers_destroy(struct mroce_dev *mdev);
 /* tx.c */
 void mroce_peer_drain(struct mroce_peer *peer, struct mroce_batch *b);
 void mroce_peer_xmit(struct mroce_peer *peer);
+void mroce_peer_xmit_acks(struct mroce_peer *peer, struct sk_buff_head *q);
 void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
 		      bool v4, const struct in6_addr *laddr,
 		      const struct in6_addr *raddr);

@@ -90,8 +90,7 @@ static enum hrtimer_restart peer_timer_fn(struct hrtimer *t)
 
 void mroce_peer_lock(struct mroce_peer *peer, struct mroce_batch *b)
 {
-	__skb_queue_head_init(&b->skbs);
-	INIT_LIST_HEAD(&b->cqs);
+	mroce_batch_init(b);
 	local_bh_disable();
 	/* the connection's one lock: say how often two CPUs want it at once */
 	if (unlikely(!spin_trylock(&peer->lock))) {
@@ -129,7 +128,12 @@ static void peer_settle(struct mroce_peer *p, struct mroce_batch *b)
  * transmits a peer's queue (a path is an ordered route; reordering its
  * packets would look like loss).  Whoever finds no transmitter becomes it
  * and sends until the queue stays empty, with bottom halves disabled so
- * the packets are also received in order on this CPU.
+ * the packets are also received in order on this CPU.  ACKs are not
+ * ordered and leave first, from the context that built them: in a
+ * ping-pong the receive softirq that sends one ACK would otherwise still
+ * be the transmitter when the application answers on the other CPU, and
+ * carry the answer too, so both directions ran on one CPU, inside the
+ * first side's system call.
  */
 void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
 {
@@ -165,6 +169,8 @@ void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
 	/* Keeps the peer and the notified CQs alive past the unlock. */
 	rcu_read_lock();
 	spin_unlock(&peer->lock);
+	if (!skb_queue_empty(&b->acks))
+		mroce_peer_xmit_acks(peer, &b->acks);
 	if (xmit)
 		mroce_peer_xmit(peer);
 	local_bh_enable();

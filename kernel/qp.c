@@ -423,8 +423,7 @@ static void qp_to_err(struct mroce_qp *qp)
 		mroce_peer_unlock(peer, &b);	/* flushes */
 		return;
 	}
-	__skb_queue_head_init(&b.skbs);
-	INIT_LIST_HEAD(&b.cqs);
+	mroce_batch_init(&b);
 	spin_lock_irqsave(&qp->lock, flags);
 	qp->state = IB_QPS_ERR;
 	mroce_sq_flush(qp, &b);

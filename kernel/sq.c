@@ -391,8 +391,7 @@ static void qp_kick(struct mroce_qp *qp)
 	rcu_read_unlock();
 
 	/* Not attached: only a QP in error has work, its flushes. */
-	__skb_queue_head_init(&b.skbs);
-	INIT_LIST_HEAD(&b.cqs);
+	mroce_batch_init(&b);
 	spin_lock_irqsave(&qp->lock, flags);
 	if (!qp->peer && qp->state == IB_QPS_ERR) {
 		mroce_sq_flush(qp, &b);

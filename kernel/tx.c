@@ -226,8 +226,27 @@ void mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 		if (mroce_conn_poll_tx(p->conn, b->now, p->hdr, p->hdr_cap,
 				       &tx) != MROCE_POLL_PACKET)
 			return;
+		if (tx.path < p->nroutes) {
+			struct mroce_route *r = &p->routes[tx.path];
+
+			/* the path moved to a new port: a new route */
+			if (r->sport != tx.sport) {
+				dst_cache_reset(&r->cache);
+				WRITE_ONCE(r->sport, tx.sport);
+			}
+		}
 		skb = tx_build_skb(p, &tx);
-		if (skb)
+		if (!skb)
+			continue;
+		/*
+		 * ACKs carry no path sequence and their receiver takes them in
+		 * any order, so they need not wait for the peer's transmitter:
+		 * one busy on another CPU would otherwise carry this CPU's
+		 * next data too (see mroce_peer_unlock).
+		 */
+		if (tx.opcode == MROCE_OP_ACK || tx.opcode == MROCE_OP_PROBE_ACK)
+			__skb_queue_tail(&b->acks, skb);
+		else
 			__skb_queue_tail(&b->skbs, skb);
 	}
 	/* More to send: yield, the timer continues right away. */
@@ -236,7 +255,9 @@ void mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 
 /*
  * Send @skb from @laddr to @raddr.  @route (NULL: none) caches the route of
- * the skb's path; bottom halves are disabled (the cache is per CPU).
+ * the skb's path.  Bottom halves are disabled: the cache is per CPU, so
+ * several CPUs may use one route at once; its port changes only under the
+ * peer lock, and a route looked up as it changes is not cached.
  */
 static void xmit_one(struct mroce_dev *mdev, bool v4,
 		     const struct in6_addr *laddr,
@@ -251,11 +272,9 @@ static void xmit_one(struct mroce_dev *mdev, bool v4,
 	sk = mroce_net_sock(mdev, v4);
 	if (!sk)
 		goto drop;
-	if (route && route->sport != cb.sport) {
-		/* the path moved to a new port: a new route */
-		dst_cache_reset(&route->cache);
-		route->sport = cb.sport;
-	}
+	/* built for the port the path had before: route it uncached */
+	if (route && READ_ONCE(route->sport) != cb.sport)
+		route = NULL;
 	if (v4) {
 		struct flowi4 fl4 = {
 			.flowi4_proto = IPPROTO_UDP,
@@ -273,7 +292,7 @@ static void xmit_one(struct mroce_dev *mdev, bool v4,
 			rt = ip_route_output_key(sock_net(sk), &fl4);
 			if (IS_ERR(rt))
 				goto no_route;
-			if (route)
+			if (route && READ_ONCE(route->sport) == cb.sport)
 				dst_cache_set_ip4(&route->cache, &rt->dst,
 						  fl4.saddr);
 		}
@@ -302,7 +321,7 @@ static void xmit_one(struct mroce_dev *mdev, bool v4,
 							      &fl6, NULL);
 			if (IS_ERR(dst))
 				goto no_route;
-			if (route)
+			if (route && READ_ONCE(route->sport) == cb.sport)
 				dst_cache_set_ip6(&route->cache, dst,
 						  &fl6.saddr);
 		}
@@ -348,6 +367,19 @@ void mroce_peer_xmit(struct mroce_peer *p)
 				 path < p->nroutes ? &p->routes[path] : NULL,
 				 skb);
 		}
+	}
+}
+
+/* ACKs of one batch, from its owner, bottom halves disabled. */
+void mroce_peer_xmit_acks(struct mroce_peer *p, struct sk_buff_head *q)
+{
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(q))) {
+		u8 path = mroce_cb(skb)->path;
+
+		xmit_one(p->mdev, p->v4, &p->laddr, &p->raddr,
+			 path < p->nroutes ? &p->routes[path] : NULL, skb);
 	}
 }
 

@@ -599,6 +599,7 @@ u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
 	tx->sport = p->sport;
 	tx->path = p->id;
 	tx->src = MROCE_SRC_NONE;
+	tx->opcode = MROCE_OP_ACK;
 	c->stats.tx_acks++;
 	return off;
 }

@@ -349,6 +349,7 @@ struct mroce_tx {
 	u16 path;
 	u8 ect;			/* mark ECT(0) in the IP header */
 	u8 src;			/* enum mroce_src */
+	u8 opcode;		/* MROCE_OP_*: what the header says */
 	struct mroce_stream *st;
 	u64 cookie;
 	u64 va;

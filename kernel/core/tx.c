@@ -55,6 +55,7 @@ static enum mroce_poll emit_ctrl(struct mroce_conn *c, struct mroce_pkt *pkt,
 	tx->sport = p->sport;
 	tx->path = p->id;
 	tx->src = MROCE_SRC_NONE;
+	tx->opcode = pkt->hdr.opcode;
 	c->stats.tx_ctrl++;
 	c->stats.tx_pkts++;
 	c->stats.tx_bytes += tx->hdr_len;
@@ -279,6 +280,7 @@ static void emit_data(struct mroce_conn *c, struct mroce_path *p,
 	tx->sport = p->sport;
 	tx->path = p->id;
 	tx->ect = 1;
+	tx->opcode = pkt.hdr.opcode;
 	p->stats.tx_pkts++;
 	p->stats.tx_bytes += ref->len;
 	c->stats.tx_pkts++;

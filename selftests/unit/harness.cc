@@ -255,6 +255,12 @@ void Endpoint::drain(uint64_t now) {
   for (;;) {
     enum mroce_poll r = mroce_conn_poll_tx(conn, now, buf, sizeof(buf), &tx);
     if (r != MROCE_POLL_PACKET) break;
+    // the module sends ACKs outside the ordered queue on this field alone
+    if (tx.hdr_len < 2 || tx.opcode != buf[1]) {
+      std::fprintf(stderr, "tx.opcode %u, header says %u\n", tx.opcode,
+                   tx.hdr_len < 2 ? 0u : buf[1]);
+      std::abort();
+    }
     std::vector<uint8_t> pkt(buf, buf + tx.hdr_len);
     if (tx.src == MROCE_SRC_SQ) {
       Qp *q = qp_of(tx.st);
