@@ -20,11 +20,12 @@ static void show_path(struct seq_file *s, const struct mroce_path *p)
 	const struct mroce_path_stats *ps = &p->stats;
 
 	seq_printf(s,
-		   "  path %u sport %u state %s srtt_us %llu rttvar_us %llu rto_us %llu cwnd %u alpha %u inflight %u\n",
+		   "  path %u sport %u state %s srtt_us %llu rttvar_us %llu min_rtt_us %llu reo_us %llu rto_us %llu cwnd %u alpha %u inflight %u\n",
 		   p->id, p->sport, mroce_path_state_names[p->state & 3],
 		   p->rtt.srtt / NSEC_PER_USEC, p->rtt.rttvar / NSEC_PER_USEC,
-		   p->rtt.rto / NSEC_PER_USEC, p->cc.cwnd, p->cc.alpha,
-		   p->inflight);
+		   (u64)p->rtt.min_rtt / NSEC_PER_USEC,
+		   (u64)p->reo_ns / NSEC_PER_USEC, p->rtt.rto / NSEC_PER_USEC,
+		   p->cc.cwnd, p->cc.alpha, p->inflight);
 	seq_printf(s,
 		   "    tx %llu tx_bytes %llu acked %llu lost %llu retx %llu spurious %llu rtos %llu tlps %llu replaced %llu probes %llu ce %llu rx %llu rx_dup %llu rx_late %llu rx_ce %llu\n",
 		   ps->tx_pkts, ps->tx_bytes, ps->acked_pkts, ps->lost_pkts,

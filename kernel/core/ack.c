@@ -68,7 +68,7 @@ void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
 /* Move snd_una past everything resolved (acknowledged or lost). */
 void mroce_path_advance(struct mroce_path *p)
 {
-	u32 una = p->snd_una, nxt = p->snd_nxt;
+	u32 una = p->snd_una, nxt = p->snd_nxt, i;
 	struct mroce_txent *e;
 
 	while (una != nxt &&
@@ -77,8 +77,9 @@ void mroce_path_advance(struct mroce_path *p)
 		if (e->state != MROCE_TXE_ACKED)
 			out_clear(p, una);
 		if (e->state == MROCE_TXE_LOST && e->reo) {
-			p->gone[(p->gone_head + p->gone_count) %
-				MROCE_GONE_MAX] = una;
+			i = (p->gone_head + p->gone_count) % MROCE_GONE_MAX;
+			p->gone[i].psn = una;
+			p->gone[i].sent = (u32)e->sent_ns;
 			if (p->gone_count < MROCE_GONE_MAX)
 				p->gone_count++;
 			else
@@ -153,27 +154,41 @@ struct ack_acc {
 
 /*
  * A packet we gave up arrived after all.  If it was given up for being
- * passed by later packets, the path reorders: widen its reordering window
- * by a quarter of the minimum RTT, once per round trip, up to the smoothed
- * RTT, so later gaps are given that long to fill.  Fabrics keep a path in
- * order, but hosts may not (one flow's packets sent from several CPUs and
- * received through several backlogs).
+ * passed by later packets, the path reorders: widen its reordering window,
+ * up to srtt + 4 rttvar (what an RTO would wait beyond a round trip), so
+ * later gaps are given that long to fill.
+ * Fabrics keep a path in order, but hosts may not (one flow's packets sent
+ * from several CPUs and received through several backlogs).  Its age
+ * (@age: now - sent) shows how late it came against the round trip of its
+ * successors, and the window takes that at once: a backlog stall makes
+ * gaps many round trips long, which steps of a quarter of the minimum RTT
+ * would take thousands of round trips to reach.  Otherwise the window
+ * grows by such a step, once per round trip.
  */
 static void spurious_loss(struct mroce_conn *c, struct mroce_path *p,
-			  bool reordered, u64 now)
+			  bool reordered, u64 age, u64 now)
 {
+	u64 late, cap = p->rtt.srtt + 4 * p->rtt.rttvar;
+
 	p->stats.spurious++;
 	c->stats.spurious++;
 	p->epoch_spurious++;
 	/* not a loss after all: it must not make the route look bad */
 	if (p->epoch_lost)
 		p->epoch_lost--;
-	if (!reordered || !p->rtt.samples ||
-	    now - p->reo_grown_ns < p->rtt.srtt)
+	if (!reordered || !p->rtt.samples)
+		return;
+	late = age > p->rack_rtt_ns ? age - p->rack_rtt_ns : 0;
+	if (late > p->reo_ns) {
+		p->reo_grown_ns = now;
+		p->reo_ns = MROCE_MIN(late, cap);
+		return;
+	}
+	if (now - p->reo_grown_ns < p->rtt.srtt)
 		return;
 	p->reo_grown_ns = now;
 	p->reo_ns = MROCE_MIN(p->reo_ns + MROCE_MAX(p->rtt.min_rtt / 4, 1000),
-			      p->rtt.srtt);
+			      cap);
 }
 
 /*
@@ -186,23 +201,25 @@ static void gone_check(struct mroce_conn *c, struct mroce_path *p,
 {
 	u32 i, n = p->gone_count, head = p->gone_head, psn, d;
 	u32 cum = ap->cum_psn, old = top - MROCE_PATH_WINDOW;
-	u32 keep[MROCE_GONE_MAX], nkeep = 0;
+	struct mroce_gone keep[MROCE_GONE_MAX], *out, g;
+	u32 nkeep = 0;
+
 	/* from the start of the array (as it is after the first call) the
 	 * survivors are compacted in place: never ahead of the reads
 	 */
-	u32 *out = head ? keep : p->gone;
-
+	out = head ? keep : p->gone;
 	for (i = 0; i < n; i++) {
-		psn = p->gone[(head + i) % MROCE_GONE_MAX];
+		g = p->gone[(head + i) % MROCE_GONE_MAX];
+		psn = g.psn;
 		if (mroce_seq_lt(psn, old))
 			continue;			/* too old to tell */
 		d = psn - cum - 1;
 		if (mroce_seq_lt(psn, cum) ||
 		    (d < MROCE_PATH_WINDOW && (ap->sack[d / 64] >> (d % 64) & 1))) {
-			spurious_loss(c, p, true, now);
+			spurious_loss(c, p, true, (u32)now - g.sent, now);
 			continue;
 		}
-		out[nkeep++] = psn;
+		out[nkeep++] = g;
 	}
 	if (head)
 		for (i = 0; i < nkeep; i++)
@@ -231,7 +248,7 @@ static inline void ent_acked(struct mroce_conn *c, struct mroce_path *p,
 		}
 	} else if (e->state == MROCE_TXE_LOST) {
 		/* it arrived after all: the dsn check skips the resend */
-		spurious_loss(c, p, e->reo, now);
+		spurious_loss(c, p, e->reo, now - e->sent_ns, now);
 	} else {
 		return;
 	}
@@ -321,15 +338,19 @@ void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
 		/* older packets fail these tests first: stop at a survivor */
 		age = now - e->sent_ns;
 		due = p->reo_ns ? e->sent_ns + p->rack_rtt_ns + p->reo_ns : 0;
-		if (highest - psn >= c->cfg.dupthresh && now >= due) {
-			e->reo = 1;
-		} else if (!reo || age < reo + p->reo_ns) {
+		if (!(highest - psn >= c->cfg.dupthresh && now >= due) &&
+		    (!reo || age < reo + p->reo_ns)) {
 			if (highest - psn >= c->cfg.dupthresh) {
 				p->reo_at = due;
 				mroce_timer_path(c, p);
 			}
 			break;
 		}
+		/*
+		 * Either rule gives it up for being passed by a later packet:
+		 * if it arrives after all, the path reorders.
+		 */
+		e->reo = 1;
 		mroce_path_mark_lost(c, p, e);
 		marked = true;
 	}

@@ -102,6 +102,12 @@ struct mroce_path_stats {
 /* Given-up psns a path remembers to notice reordering (struct mroce_path). */
 #define MROCE_GONE_MAX		16
 
+/* A psn given up for reordering distance, and when it was sent. */
+struct mroce_gone {
+	u32 psn;
+	u32 sent;	/* low 32 bits of the send time, ns */
+};
+
 struct mroce_path {
 	/*
 	 * What mroce_conn_next_timer() reads of a path whose deadlines may
@@ -141,7 +147,7 @@ struct mroce_path {
 	 * the ring: an ACK that shows one arrived after all proves the path
 	 * reorders.  (Those still in the ring are found by their LOST state.)
 	 */
-	u32 gone[MROCE_GONE_MAX];
+	struct mroce_gone gone[MROCE_GONE_MAX];
 	u8 gone_head;
 	u8 gone_count;
 	u32 epoch_spurious;

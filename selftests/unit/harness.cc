@@ -337,6 +337,14 @@ void Fabric::send(int from, uint16_t sport, const uint8_t *buf, uint32_t len,
   r.busy_until = depart;
   uint64_t at = depart + r.delay_ns;
   if (r.jitter_ns) at += rng() % r.jitter_ns;
+  if (r.lane_delay_ns) {
+    if (!r.lane_left) {
+      r.lane_slow = rng() % 2;
+      r.lane_left = r.lane_run;
+    }
+    r.lane_left--;
+    if (r.lane_slow) at += r.lane_delay_ns;
+  }
   auto p = std::make_shared<Packet>(Packet{1 - from, {buf, buf + len}, ce});
   q.push(Ev{at, seq++, 0, 1 - from, p});
   if (r.dup > 0 && u(rng) < r.dup) {

@@ -26,6 +26,11 @@ namespace mroce::test {
 struct Route {
   uint64_t delay_ns = 10'000;      // one-way propagation
   uint64_t jitter_ns = 0;          // uniform extra delay: reorders within a route
+  // A host's two receive backlogs: runs of lane_run packets each take the
+  // fast lane or one lane_delay_ns slower (a CPU stalled in a long softirq
+  // pass), at random, so runs pass each other whole.
+  uint64_t lane_delay_ns = 0;
+  uint32_t lane_run = 16;
   double gbps = 0;                 // 0: infinitely fast
   double loss = 0;                 // random drop probability
   double dup = 0;                  // duplication probability
@@ -34,6 +39,8 @@ struct Route {
   bool up = true;
   // state
   uint64_t busy_until = 0;
+  uint32_t lane_left = 0;
+  bool lane_slow = false;
   uint64_t last_arrival = 0;
   uint64_t sent = 0, dropped = 0, marked = 0, duplicated = 0;
   uint64_t data_sent = 0, data_dropped = 0;  // stream packets only
