@@ -294,7 +294,8 @@ struct mroce_conn {
 	/*
 	 * The earliest deadline of each path minus one (U64_MAX: none), as
 	 * mroce_conn_next_timer() last computed it: it reads the paths of
-	 * timer_dirty and these, not every path header.
+	 * timer_dirty and these, not every path header.  U64_MAX for every
+	 * path outside timer_mask, so the minimum needs no mask.
 	 */
 	u64 timer_at[MROCE_MAX_PATHS];
 	/*
