@@ -140,9 +140,10 @@ private:
 // one heap.
 class EventQueue {
 public:
-  EventQueue()
-      : slots_(kBuckets * kSlotCap), head_(kBuckets, 0), end_(kBuckets, 0),
-        far_head_(kFarBuckets, kNoChunk), far_tail_(kFarBuckets, kNoChunk) {}
+  EventQueue() {
+    std::fill(std::begin(far_head_), std::end(far_head_), kNoChunk);
+    std::fill(std::begin(far_tail_), std::end(far_tail_), kNoChunk);
+  }
   void reserve(size_t n) { heap_.reserve(n); }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
@@ -217,11 +218,11 @@ public:
 
   void clear() {
     heap_.clear();
-    std::fill(head_.begin(), head_.end(), 0);
-    std::fill(end_.begin(), end_.end(), 0);
+    std::fill(std::begin(head_), std::end(head_), 0);
+    std::fill(std::begin(end_), std::end(end_), 0);
     std::fill(std::begin(bits_), std::end(bits_), 0);
-    std::fill(far_head_.begin(), far_head_.end(), kNoChunk);
-    std::fill(far_tail_.begin(), far_tail_.end(), kNoChunk);
+    std::fill(std::begin(far_head_), std::end(far_head_), kNoChunk);
+    std::fill(std::begin(far_tail_), std::end(far_tail_), kNoChunk);
     chunks_.clear();
     free_chunk_ = kNoChunk;
     std::fill(std::begin(far_bits_), std::end(far_bits_), 0);
@@ -372,10 +373,12 @@ private:
     return least_;
   }
 
+  // In the object, not behind vectors: the hot paths address them from
+  // `this` instead of loading a pointer first.
   EventHeap heap_;
-  std::vector<Event> slots_;  // kSlotCap per bucket, [head_, end_) in use
-  std::vector<uint8_t> head_; // per bucket
-  std::vector<uint8_t> end_;  // per bucket
+  Event slots_[kBuckets * kSlotCap]; // kSlotCap per bucket, [head_, end_) in use
+  uint8_t head_[kBuckets] = {};      // per bucket
+  uint8_t end_[kBuckets] = {};       // per bucket
   uint64_t bits_[kBuckets / 64] = {};
   // The wheel: per far bucket a list of chunks of events, unsorted, from
   // one pool with a free list, so it takes memory (and cache) for the
@@ -389,7 +392,7 @@ private:
   };
   std::vector<FarChunk> chunks_;
   uint32_t free_chunk_ = kNoChunk;
-  std::vector<uint32_t> far_head_, far_tail_; // per far bucket
+  uint32_t far_head_[kFarBuckets], far_tail_[kFarBuckets]; // per far bucket
   uint64_t far_bits_[kFarBuckets / 64] = {};
   size_t near_ = 0;                   // events in the calendar
   size_t far_n_ = 0;                  // events in the wheel
