@@ -266,7 +266,7 @@ private:
   // b in [cur_, near_end_).  False if its bucket is full.  kNewest: `ev`
   // was scheduled after everything in the calendar, so among equal times
   // it goes last and comparing times is enough.
-  template <bool kNewest> bool near_insert(const Event &ev, uint64_t b) {
+  template <bool kNewest> [[gnu::always_inline]] bool near_insert(const Event &ev, uint64_t b) {
     const size_t ring = b % kBuckets;
     uint8_t &end = end_[ring];
     if (end >= kSlotCap)
