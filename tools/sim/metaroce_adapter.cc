@@ -38,7 +38,7 @@ constexpr uint32_t kWireOverhead = 66;
 struct CoreCall {
   explicit CoreCall(MetaRoceDirectory *d) : dir(d) { ++dir->depth; }
   ~CoreCall() {
-    if (--dir->depth == 0)
+    if (--dir->depth == 0 && !dir->deferred.empty())
       dir->drain();
   }
   CoreCall(const CoreCall &) = delete;
