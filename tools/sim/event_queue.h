@@ -216,6 +216,25 @@ public:
     return true;
   }
 
+  // The calendar's next two events, or nullptr: a hint for prefetching
+  // only (the heap is not looked at, so either may not be what pop()
+  // returns).  Reads state only; finding the least bucket early is what
+  // the next pop() would do anyway.
+  void peek2(const Event *&first, const Event *&second) const {
+    first = second = nullptr;
+    if (near_ == 0)
+      return;
+    const size_t at = near_least();
+    first = &slots_[at];
+    const size_t ring = at / kSlotCap;
+    if (at + 1 < ring * kSlotCap + end_[ring]) {
+      second = &slots_[at + 1];
+    } else if (near_ > 1) {
+      const size_t r = next_set(bits_, kBuckets / 64, (ring + 1) % kBuckets);
+      second = &slots_[r * kSlotCap + head_[r]];
+    }
+  }
+
   void clear() {
     heap_.clear();
     std::fill(std::begin(head_), std::end(head_), 0);
