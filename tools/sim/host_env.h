@@ -8,9 +8,8 @@ namespace mroce::sim {
 
 class HostEnv final : public TransportEnv {
 public:
-  HostEnv(Network *net, uint32_t host) : net_(net), host_(host) {}
+  HostEnv(Network *net, uint32_t host) : TransportEnv(&net->now_), net_(net), host_(host) {}
 
-  Time now() const override { return net_->now_; }
   uint32_t host_id() const override { return host_; }
   uint32_t num_hosts() const override { return net_->num_hosts(); }
   uint32_t num_ports() const override { return static_cast<uint32_t>(ports().size()); }

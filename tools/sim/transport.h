@@ -46,7 +46,8 @@ inline constexpr uint32_t kAllPorts = 0xffffffffu;
 class TransportEnv {
 public:
   virtual ~TransportEnv() = default;
-  virtual Time now() const = 0;
+  // Not virtual: the MetaRoCE adapter asks for the time at every core call.
+  Time now() const { return *clock_; }
   virtual uint32_t host_id() const = 0;
   virtual uint32_t num_hosts() const = 0;
   virtual uint32_t num_ports() const = 0;
@@ -75,6 +76,12 @@ public:
   virtual uint8_t *attach_header(Packet &pkt, uint32_t len) = 0;
   // The attached bytes of a received packet, or nullptr.
   virtual const uint8_t *attached_header(const Packet &pkt) = 0;
+
+protected:
+  explicit TransportEnv(const Time *clock) : clock_(clock) {}
+
+private:
+  const Time *clock_; // the simulated time now() reads
 };
 
 class Transport {
