@@ -161,11 +161,26 @@ public:
   [[gnu::always_inline]] void push(Time time, uint8_t type, uint32_t target, uint64_t arg) {
     if (++size_ > peak_)
       peak_ = size_;
-    const Event ev{time, next_seq_++, arg, target, type};
+    const uint64_t seq = next_seq_++;
     const uint64_t b = time / kWidth;
-    if (b >= cur_ && b < near_end_ && near_insert<true>(ev, b))
-      return;
-    place_far(ev, b);
+    if (b >= cur_ && b < near_end_) {
+      // near_insert() with the event written in place, not copied
+      const size_t ring = b % kBuckets;
+      if (uint8_t &end = end_[ring]; end < kSlotCap) {
+        Event *const e = &slots_[ring * kSlotCap];
+        size_t at = end++;
+        for (const size_t head = head_[ring]; at > head && time < e[at - 1].time; --at)
+          e[at] = e[at - 1];
+        e[at].time = time;
+        e[at].seq = seq;
+        e[at].arg = arg;
+        e[at].target = target;
+        e[at].type = type;
+        inserted(ring, b, at);
+        return;
+      }
+    }
+    place_far(Event{time, seq, arg, target, type}, b);
   }
   // Timers, which are mostly far off: the same.
   void push_timer(Time time, uint8_t type, uint32_t target, uint64_t arg) {
@@ -282,20 +297,25 @@ private:
     heap_.push(ev);
   }
 
-  // b in [cur_, near_end_).  False if its bucket is full.  kNewest: `ev`
-  // was scheduled after everything in the calendar, so among equal times
-  // it goes last and comparing times is enough.
-  template <bool kNewest> [[gnu::always_inline]] bool near_insert(const Event &ev, uint64_t b) {
+  // b in [cur_, near_end_).  False if its bucket is full.  (push() does
+  // the same for the newest event: among equal times it goes last, so it
+  // compares times only.)
+  bool near_insert(const Event &ev, uint64_t b) {
     const size_t ring = b % kBuckets;
     uint8_t &end = end_[ring];
     if (end >= kSlotCap)
       return false;
     Event *const e = &slots_[ring * kSlotCap];
     size_t at = end++;
-    for (const size_t head = head_[ring];
-         at > head && (kNewest ? ev.time < e[at - 1].time : event_before(ev, e[at - 1])); --at)
+    for (const size_t head = head_[ring]; at > head && event_before(ev, e[at - 1]); --at)
       e[at] = e[at - 1];
     e[at] = ev;
+    inserted(ring, b, at);
+    return true;
+  }
+
+  // Bookkeeping of an insertion at slot `at` of bucket `ring` (absolute b).
+  [[gnu::always_inline]] void inserted(size_t ring, uint64_t b, size_t at) {
     bits_[ring / 64] |= uint64_t{1} << (ring % 64);
     ++near_;
     if (b < scan_)
@@ -306,7 +326,6 @@ private:
       least_ = ring * kSlotCap + at;
       least_bucket_ = b;
     }
-    return true;
   }
 
   // Pours every far bucket the window now covers whole into the calendar.
@@ -325,7 +344,7 @@ private:
         FarChunk &ch = chunks_[c];
         far_n_ -= ch.n;
         for (uint32_t k = 0; k < ch.n; ++k)
-          if (!near_insert<false>(ch.ev[k], ch.ev[k].time / kWidth))
+          if (!near_insert(ch.ev[k], ch.ev[k].time / kWidth))
             heap_.push(ch.ev[k]);
         const uint32_t next = ch.next;
         ch.next = free_chunk_; // recycled while it is in the caches
