@@ -3,6 +3,7 @@
 #include "rng.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +36,10 @@ constexpr size_t kConnHead = 64;
 // The leading lines of struct mroce_conn that most core calls touch (its
 // hot fields and the timer cache, conn.h).
 constexpr unsigned kConnHotLines = 6;
+// struct mroce_path: a sender reads its first six lines (state, rtt,
+// sequence numbers, outstanding bits, rack, cc), a receiver the last two.
+constexpr unsigned kPathSendLines = 6;
+constexpr size_t kPathRecvOffset = offsetof(mroce_path, rcv_cum) / 64 * 64;
 
 [[noreturn]] void fatal(const char *what) {
   std::fprintf(stderr, "metaroce-sim: metaroce adapter: %s\n", what);
@@ -776,7 +781,7 @@ void MetaRoceTransport::prefetch_packet(const Packet &pkt) const {
       if (ap >= npaths)
         continue;
       const uint32_t cum = get_be32(e + 4);
-      prefetch_lines(&c->paths[ap], 2);
+      prefetch_lines(&c->paths[ap], kPathSendLines);
       __builtin_prefetch(&ring[((cum - 1) % MROCE_PATH_WINDOW) * npaths + ap]);
       __builtin_prefetch(&ring[((cum - 2) % MROCE_PATH_WINDOW) * npaths + ap]);
     }
@@ -784,6 +789,8 @@ void MetaRoceTransport::prefetch_packet(const Packet &pkt) const {
   }
   if (!mroce_op_sequenced(h[1]))
     return;
+  if (path < params_.paths) // the receiver's half of the path
+    prefetch_lines(reinterpret_cast<const char *>(&c->paths[path]) + kPathRecvOffset, 2);
   const uint32_t dsn = get_be32(h + 36);
   __builtin_prefetch(&c->rx_dsn_bits[(dsn & (MROCE_DSN_WINDOW - 1)) / 64]);
   const uint32_t sid = (get_be32(h + 24) & MROCE_STREAM_MASK) - 1; // dst_stream
@@ -807,7 +814,8 @@ void MetaRoceTransport::prefetch_timer(uint64_t cookie, Time at, bool near) cons
     prefetch_lines(reinterpret_cast<const char *>(k) + kConnHead, kConnHotLines);
 }
 
-// The connection poll_tx() will ask first.
+// The connection poll_tx() will ask first, two events ahead (reading its
+// round robin one event ahead to prefetch the path waited for the line).
 void MetaRoceTransport::prefetch_poll() const {
   if (!ready_.empty())
     prefetch_lines(ready_.front(), 1 + kConnHotLines);

@@ -188,6 +188,11 @@ void Network::prefetch_far(const Event &ev) const {
   } else if (ev.type == kEvTimer) {
     if (const Transport *t = transports_[ev.target])
       t->prefetch_timer(ev.arg, ev.time, false);
+  } else if (ev.type == kEvTxDone || ev.type == kEvPoll) {
+    const Port &p = ports_[ev.target];
+    if (!p.on_switch)
+      if (const Transport *t = transports_[p.owner])
+        t->prefetch_poll();
   }
 }
 
@@ -204,14 +209,6 @@ void Network::prefetch_near(const Event &ev) const {
     if (const Transport *t = transports_[ev.target])
       t->prefetch_timer(ev.arg, ev.time, true);
     break;
-  case kEvTxDone:
-  case kEvPoll: {
-    const Port &p = ports_[ev.target];
-    if (!p.on_switch)
-      if (const Transport *t = transports_[p.owner])
-        t->prefetch_poll();
-    break;
-  }
   default:
     break;
   }

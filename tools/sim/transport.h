@@ -105,7 +105,8 @@ public:
   // Hints, called an event or so before on_packet(), on_timer() or
   // poll_tx() may follow: the transport may prefetch the state it will
   // touch.  They must not change anything (a hint can be wrong).  A timer
-  // due at `at` gets two: two events ahead (`near` false) and one.
+  // due at `at` gets two: two events ahead (`near` false) and one; a poll
+  // one, two events ahead.
   virtual void prefetch_packet(const Packet &) const {}
   virtual void prefetch_timer(uint64_t, Time, bool) const {}
   virtual void prefetch_poll() const {}
