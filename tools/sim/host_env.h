@@ -24,6 +24,7 @@ public:
   TransportCounters &stats() override { return net_->tcounters_; }
   uint8_t *attach_header(Packet &pkt, uint32_t len) override;
   const uint8_t *attached_header(const Packet &pkt) override;
+  void enable_prefetch() override { net_->prefetch_ = true; }
 
   // The host's global port indices; set by Network::finalize().
   void set_ports(const std::vector<uint32_t> *ports) { ports_ = ports; }

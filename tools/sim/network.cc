@@ -160,15 +160,17 @@ uint64_t Network::run(Time until) {
   while (!stopped_ && queue_.pop_due(until, ev)) {
     now_ = ev.time;
     ++n;
-    // Most of an event's time is waiting for memory (a packet, a
-    // connection of the thousands that take turns): ask for what the
-    // next two events will need while this one runs.
-    const Event *next, *after;
-    queue_.peek2(next, after);
-    if (after)
-      prefetch_far(*after);
-    if (next)
-      prefetch_near(*next);
+    // With many connections most of an event's time is waiting for
+    // memory (a packet, a connection of the hundreds that take turns):
+    // ask for what the next two events will need while this one runs.
+    if (prefetch_) {
+      const Event *next, *after;
+      queue_.peek2(next, after);
+      if (after)
+        prefetch_far(*after);
+      if (next)
+        prefetch_near(*next);
+    }
     dispatch(ev);
   }
   events_ += n;

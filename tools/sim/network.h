@@ -236,6 +236,7 @@ private:
   uint64_t next_serial_ = 0;
   bool stopped_ = false;
   bool finalized_ = false;
+  bool prefetch_ = false; // give prefetch hints (a transport asked)
   FabricCounters counters_;
   TransportCounters tcounters_;
 };

@@ -76,6 +76,9 @@ public:
   virtual uint8_t *attach_header(Packet &pkt, uint32_t len) = 0;
   // The attached bytes of a received packet, or nullptr.
   virtual const uint8_t *attached_header(const Packet &pkt) = 0;
+  // From now on the fabric gives the prefetch hints below (they cost
+  // time where the state fits the caches).
+  virtual void enable_prefetch() = 0;
 
 protected:
   explicit TransportEnv(const Time *clock) : clock_(clock) {}
@@ -103,7 +106,8 @@ public:
   virtual void set_sender_trace(SenderTrace *) {}
 
   // Hints, called an event or so before on_packet(), on_timer() or
-  // poll_tx() may follow: the transport may prefetch the state it will
+  // poll_tx() may follow once the transport has asked for them
+  // (TransportEnv::enable_prefetch()): it may prefetch the state it will
   // touch.  They must not change anything (a hint can be wrong).  A timer
   // due at `at` gets two: two events ahead (`near` false) and one; a poll
   // one, two events ahead.
