@@ -181,6 +181,7 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
 				cfg->mss, cfg->init_cwnd, cfg->rto_init_ns, now);
 		/* its ring (mroce_path_ent) is read only in [snd_una, snd_nxt) */
 		c->paths[i].ring_stride = cfg->npaths;
+		c->timer_at[i] = ~0ULL;	/* no deadline: not in timer_mask */
 	}
 	ring = (struct mroce_txent *)&c->paths[cfg->npaths];
 	c->retx = (struct mroce_pktref *)(ring + cfg->npaths *

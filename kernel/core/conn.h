@@ -130,32 +130,33 @@ struct mroce_ops {
 };
 
 struct mroce_cfg {
+	/* the first line: what packets and timers read */
 	u32 npaths;		/* paths we open, 1..MROCE_MAX_PATHS */
 	u32 mss;		/* max payload per packet we send and receive */
+	u32 dupthresh;		/* psn distance that proves a loss */
+	u32 ack_every;		/* ACK a path after this many packets */
+	u32 dsn_window;		/* our receive dsn window (pow2) */
+	u32 pace_burst;		/* bytes the pacer lets go back to back */
 	u16 sport_min;		/* source-port pool for paths, inclusive */
 	u16 sport_max;
-	u32 dupthresh;		/* psn distance that proves a loss */
 	u32 init_cwnd;		/* bytes, per path */
-	u32 conn_init_cwnd;	/* bytes, whole connection */
-	u32 conn_max_cwnd;
-	u32 ack_every;		/* ACK a path after this many packets */
-	u64 ack_delay_ns;	/* ... or this long after the first of them */
-	u64 rto_init_ns;
+	u64 ack_delay_ns;	/* ACK a path this long after the first unacked */
+	u64 tlp_min_ns;
+	u64 epoch_ns;		/* path health epoch */
 	u64 rto_min_ns;
 	u64 rto_max_ns;
-	u64 tlp_min_ns;
+	u64 rto_init_ns;
+	u32 conn_init_cwnd;	/* bytes, whole connection */
+	u32 conn_max_cwnd;
 	u64 probe_interval_ns;
 	u32 probe_max;		/* unanswered probes before a new port */
 	u32 fail_rtos;		/* consecutive RTOs that fail a path */
 	u64 dead_ns;		/* no progress this long: peer unreachable */
 	u32 hello_retries;
-	u64 epoch_ns;		/* path health epoch */
 	/* a path losing this much (permille) over the average moves */
 	u32 bad_loss_permille;
 	u32 congested_alpha;	/* alpha above which a path is congested */
 	u32 congested_epochs;	/* ... for this many epochs: replaced */
-	u32 dsn_window;		/* our receive dsn window (pow2) */
-	u32 pace_burst;		/* bytes the pacer lets go back to back */
 };
 
 void mroce_cfg_default(struct mroce_cfg *cfg);
@@ -170,12 +171,21 @@ enum mroce_conn_state {
 
 extern const char *const mroce_conn_state_names[5];
 
-/* Counters; rx_drop_* are packets refused after decoding. */
+/*
+ * Counters; rx_drop_* are packets refused after decoding.  The first eight,
+ * one cache line, count every packet.
+ */
 struct mroce_conn_stats {
 	u64 rx_pkts;
 	u64 rx_bytes;
 	u64 rx_data;
 	u64 rx_acks;
+	u64 tx_pkts;
+	u64 tx_bytes;
+	u64 tx_data;
+	u64 tx_ctrl;
+	u64 tx_acks;
+	u64 tx_retx;
 	u64 rx_dup_dsn;		/* already received: not placed again */
 	u64 rx_drop_state;	/* wrong connection state for the opcode */
 	u64 rx_drop_path;	/* path id beyond the negotiated count */
@@ -184,12 +194,6 @@ struct mroce_conn_stats {
 	u64 rx_drop_stream;	/* no such stream / not ours */
 	u64 rx_drop_ack;	/* ACK block inconsistent with what we sent */
 	u64 rx_failed_conn;	/* from the peer after we failed or closed */
-	u64 tx_pkts;
-	u64 tx_bytes;
-	u64 tx_data;
-	u64 tx_retx;
-	u64 tx_acks;
-	u64 tx_ctrl;
 	u64 lost;
 	u64 spurious;
 	u64 rtos;
@@ -203,25 +207,22 @@ struct mroce_conn_stats {
 				 MROCE_ACK_STREAM_LEN)
 
 struct mroce_conn {
+	/*
+	 * What most packets and timer passes read or write comes first, in
+	 * five lines (the order is only a matter of cache lines: with
+	 * hundreds of connections taking turns, each line a call touches is
+	 * a miss).  The rest, read at setup, on rare events or by the
+	 * statistics, follows the timer cache.
+	 */
 	const struct mroce_ops *ops;
 	void *ctx;
-	struct mroce_cfg cfg;
 	u32 id;			/* ours; the peer puts it in dst_conn */
 	u32 peer_id;
-	u64 nonce;
-	u64 peer_nonce;
 	u8 state;
 	u8 accept_pending;	/* answer a CONNECT */
 	u8 close_pending;
 	u8 reset_pending;	/* failed or closed: tell the still sending peer */
 	u32 npaths;		/* min(ours, peer's) once established */
-	u32 fail_reason;	/* enum mroce_fail_cause */
-	u64 rng;
-	u64 hello_at;
-	u64 reset_next;		/* no second RESET to the peer before this */
-	u32 hello_tries;
-	u64 last_progress_ns;	/* last ACK that acknowledged data */
-	u32 rto_rounds;		/* timer passes with an RTO since then */
 
 	/* exactly-once: data sequence numbers */
 	u32 tx_dsn_nxt;
@@ -229,39 +230,22 @@ struct mroce_conn {
 	u32 tx_dsn_window;	/* the peer's receive window */
 	u32 tx_mss;		/* payload per packet: min(our mss, the peer's max) */
 	u32 rx_dsn_base;	/* every dsn below has been received */
-	u64 tx_dsn_acked[MROCE_DSN_WINDOW / 64];
-	u64 rx_dsn_bits[MROCE_DSN_WINDOW / 64];
 
 	/* connection-wide congestion window, pacing, receiver hint */
-	struct mroce_cc cc;
-	u32 cc_wnd_end;		/* tx dsn that closes the window */
 	u32 inflight;		/* bytes in flight on all paths */
 	u32 rate_hint;		/* from the peer, 1000 B/s; NONE = no limit */
-	u64 pace_next_ns;
+	u32 rr_path;		/* scheduling: the next path to try */
+	struct mroce_cc cc;
+	u32 cc_wnd_end;		/* tx dsn that closes the window */
 	u8 paced;		/* the pacer holds data back until pace_next_ns */
 	u8 pace_late_ok;	/* ... and was the last to: lateness may be caught up */
+	u8 ack_now;
+	u8 norphan;
+	u64 pace_next_ns;
+	u64 ack_at;		/* earliest delayed-ACK deadline (0: none) */
 
-	/* receiver: fair share among our senders (share.c) */
-	struct mroce_share *share;
-	struct mroce_list share_node;
-	u64 rx_data_bytes;	/* payload received, only ever grows */
-	u64 share_prev;		/* rx_data_bytes at the last epoch */
-	u64 share_rate;		/* bytes/s measured in the last epoch */
-	u32 rx_hint;		/* what we tell the peer (without a share) */
-	u32 ack_hint;		/* the hint our last ACK carried */
-	u32 share_epoch;	/* share epoch of our last data */
-	u8 share_light;		/* below the equal share in the last epoch */
-
-	/* scheduling */
-	u32 rr_path;
-	struct mroce_list streams;
-	struct mroce_list sched;
-	struct mroce_list ackq;
-	struct mroce_list waitq;
-	struct mroce_list pollq;
 	u64 ack_mask;		/* paths with something to acknowledge */
 	u64 probe_ack_mask;	/* paths owing a PROBE_ACK */
-	u64 ack_at;		/* earliest delayed-ACK deadline (0: none) */
 	/*
 	 * Paths that may have a timer (mroce_timer_path()): a clear bit
 	 * means no packet in flight, no epoch traffic, no reo_at, not
@@ -279,29 +263,57 @@ struct mroce_conn {
 	 * there, not in every path's header.
 	 */
 	u64 probe_mask;
-	u8 ack_now;
-	u8 norphan;
-	/* NACKs for packets that named no stream of ours */
-	struct mroce_ack_stream orphan[4];
-
 	/* retransmission queue: lost packets in detection order */
 	u32 retx_head;
 	u32 retx_tail;
-	u32 retx_cap;
 	struct mroce_pktref *retx;
+	u64 last_progress_ns;	/* last ACK that acknowledged data */
 
-	struct mroce_conn_stats stats;
+	/* scheduling */
+	struct mroce_list sched;
+	struct mroce_list ackq;
+	struct mroce_list waitq;
+	struct mroce_list pollq;
+
+	struct mroce_list streams;
+	/* receiver: fair share among our senders (share.c) */
+	struct mroce_share *share;
+	u64 rx_data_bytes;	/* payload received, only ever grows */
+	u32 rx_hint;		/* what we tell the peer (without a share) */
+	u32 ack_hint;		/* the hint our last ACK carried */
+	u32 share_epoch;	/* share epoch of our last data */
+	u8 share_light;		/* below the equal share in the last epoch */
+	u32 rto_rounds;		/* timer passes with an RTO since then */
+	u32 retx_cap;
+	u64 peer_nonce;
+
 	/*
 	 * The earliest deadline of each path minus one (U64_MAX: none), as
 	 * mroce_conn_next_timer() last computed it: it reads the paths of
-	 * timer_dirty and these, not every path header.
+	 * timer_dirty and these, not every path header.  U64_MAX for every
+	 * path outside timer_mask, so the minimum needs no mask.
 	 */
 	u64 timer_at[MROCE_MAX_PATHS];
+	struct mroce_cfg cfg;
+	u64 nonce;
+	u32 fail_reason;	/* enum mroce_fail_cause */
+	u32 hello_tries;
+	u64 rng;
+	u64 reset_next;		/* no second RESET to the peer before this */
+	u64 hello_at;
+	struct mroce_list share_node;
+	u64 share_prev;		/* rx_data_bytes at the last epoch */
+	struct mroce_conn_stats stats;	/* its first line: every packet's */
+	u64 share_rate;		/* bytes/s measured in the last epoch */
+	/* NACKs for packets that named no stream of ours */
+	struct mroce_ack_stream orphan[4];
+	u64 tx_dsn_acked[MROCE_DSN_WINDOW / 64];
+	u64 rx_dsn_bits[MROCE_DSN_WINDOW / 64];
 	/*
 	 * The paths start on a cache line of a line-aligned connection, so a
 	 * timer scan reads two lines of each path, not three (conn.c checks).
 	 */
-	u8 pad_paths[16];
+	u8 pad_paths[48];
 	struct mroce_path paths[];	/* cfg.npaths; their rings; retx entries */
 };
 

@@ -126,10 +126,9 @@ u64 mroce_conn_next_timer(struct mroce_conn *c)
 		i = mroce_ctz64(dirty);
 		c->timer_at[i] = path_earliest(c, &c->paths[i], ~0ULL);
 	}
-	for (; paths; paths &= paths - 1) {
-		i = mroce_ctz64(paths);
+	/* the entry of a path outside timer_mask is U64_MAX: no branch */
+	for (i = 0; i < c->npaths; i++)
 		m = MROCE_MIN(m, c->timer_at[i]);
-	}
 	for (pos = c->waitq.next; pos != &c->waitq; pos = pos->next) {
 		const struct mroce_stream *st =
 			mroce_list_entry(pos, struct mroce_stream, waitq);
@@ -232,8 +231,10 @@ static void on_epoch(struct mroce_conn *c, u64 now)
 		const struct mroce_path *p = &c->paths[i];
 
 		if (!p->inflight_pkts && !p->epoch_sent && !p->reo_at &&
-		    p->state != MROCE_PATH_PROBING)
+		    p->state != MROCE_PATH_PROBING) {
 			c->timer_mask &= ~(1ull << i);
+			c->timer_at[i] = ~0ULL;
+		}
 	}
 }
 

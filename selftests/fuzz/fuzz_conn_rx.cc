@@ -1107,6 +1107,11 @@ void World::check() {
   // still holds what the plain scan finds after this step
   if (c->state == MROCE_CONN_ESTABLISHED)
     for (uint32_t i = 0; i < c->npaths; i++) {
+      // next_timer takes the minimum of every entry: one out of the mask
+      // must say "none"
+      FUZZ_REQUIRE((c->timer_mask >> i & 1) || c->timer_at[i] == ~0ull,
+                   "path %u: not in timer_mask, cached deadline %llu", i,
+                   static_cast<unsigned long long>(c->timer_at[i] + 1));
       if (!(c->timer_mask >> i & 1) || (c->timer_dirty >> i & 1))
         continue;
       FUZZ_REQUIRE(c->timer_at[i] + 1 == mroce_path_timer_ref(c, i),

@@ -140,9 +140,10 @@ private:
 // one heap.
 class EventQueue {
 public:
-  EventQueue()
-      : slots_(kBuckets * kSlotCap), head_(kBuckets, 0), end_(kBuckets, 0),
-        far_head_(kFarBuckets, kNoChunk), far_tail_(kFarBuckets, kNoChunk) {}
+  EventQueue() {
+    std::fill(std::begin(far_head_), std::end(far_head_), kNoChunk);
+    std::fill(std::begin(far_tail_), std::end(far_tail_), kNoChunk);
+  }
   void reserve(size_t n) { heap_.reserve(n); }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
@@ -160,11 +161,26 @@ public:
   [[gnu::always_inline]] void push(Time time, uint8_t type, uint32_t target, uint64_t arg) {
     if (++size_ > peak_)
       peak_ = size_;
-    const Event ev{time, next_seq_++, arg, target, type};
+    const uint64_t seq = next_seq_++;
     const uint64_t b = time / kWidth;
-    if (b >= cur_ && b < near_end_ && near_insert<true>(ev, b))
-      return;
-    place_far(ev, b);
+    if (b >= cur_ && b < near_end_) {
+      // near_insert() with the event written in place, not copied
+      const size_t ring = b % kBuckets;
+      if (uint8_t &end = end_[ring]; end < kSlotCap) {
+        Event *const e = &slots_[ring * kSlotCap];
+        size_t at = end++;
+        for (const size_t head = head_[ring]; at > head && time < e[at - 1].time; --at)
+          e[at] = e[at - 1];
+        e[at].time = time;
+        e[at].seq = seq;
+        e[at].arg = arg;
+        e[at].target = target;
+        e[at].type = type;
+        inserted(ring, b, at);
+        return;
+      }
+    }
+    place_far(Event{time, seq, arg, target, type}, b);
   }
   // Timers, which are mostly far off: the same.
   void push_timer(Time time, uint8_t type, uint32_t target, uint64_t arg) {
@@ -215,13 +231,32 @@ public:
     return true;
   }
 
+  // The calendar's next two events, or nullptr: a hint for prefetching
+  // only (the heap is not looked at, so either may not be what pop()
+  // returns).  Reads state only; finding the least bucket early is what
+  // the next pop() would do anyway.
+  void peek2(const Event *&first, const Event *&second) const {
+    first = second = nullptr;
+    if (near_ == 0)
+      return;
+    const size_t at = near_least();
+    first = &slots_[at];
+    const size_t ring = at / kSlotCap;
+    if (at + 1 < ring * kSlotCap + end_[ring]) {
+      second = &slots_[at + 1];
+    } else if (near_ > 1) {
+      const size_t r = next_set(bits_, kBuckets / 64, (ring + 1) % kBuckets);
+      second = &slots_[r * kSlotCap + head_[r]];
+    }
+  }
+
   void clear() {
     heap_.clear();
-    std::fill(head_.begin(), head_.end(), 0);
-    std::fill(end_.begin(), end_.end(), 0);
+    std::fill(std::begin(head_), std::end(head_), 0);
+    std::fill(std::begin(end_), std::end(end_), 0);
     std::fill(std::begin(bits_), std::end(bits_), 0);
-    std::fill(far_head_.begin(), far_head_.end(), kNoChunk);
-    std::fill(far_tail_.begin(), far_tail_.end(), kNoChunk);
+    std::fill(std::begin(far_head_), std::end(far_head_), kNoChunk);
+    std::fill(std::begin(far_tail_), std::end(far_tail_), kNoChunk);
     chunks_.clear();
     free_chunk_ = kNoChunk;
     std::fill(std::begin(far_bits_), std::end(far_bits_), 0);
@@ -262,20 +297,25 @@ private:
     heap_.push(ev);
   }
 
-  // b in [cur_, near_end_).  False if its bucket is full.  kNewest: `ev`
-  // was scheduled after everything in the calendar, so among equal times
-  // it goes last and comparing times is enough.
-  template <bool kNewest> bool near_insert(const Event &ev, uint64_t b) {
+  // b in [cur_, near_end_).  False if its bucket is full.  (push() does
+  // the same for the newest event: among equal times it goes last, so it
+  // compares times only.)
+  bool near_insert(const Event &ev, uint64_t b) {
     const size_t ring = b % kBuckets;
     uint8_t &end = end_[ring];
     if (end >= kSlotCap)
       return false;
     Event *const e = &slots_[ring * kSlotCap];
     size_t at = end++;
-    for (const size_t head = head_[ring];
-         at > head && (kNewest ? ev.time < e[at - 1].time : event_before(ev, e[at - 1])); --at)
+    for (const size_t head = head_[ring]; at > head && event_before(ev, e[at - 1]); --at)
       e[at] = e[at - 1];
     e[at] = ev;
+    inserted(ring, b, at);
+    return true;
+  }
+
+  // Bookkeeping of an insertion at slot `at` of bucket `ring` (absolute b).
+  [[gnu::always_inline]] void inserted(size_t ring, uint64_t b, size_t at) {
     bits_[ring / 64] |= uint64_t{1} << (ring % 64);
     ++near_;
     if (b < scan_)
@@ -286,7 +326,6 @@ private:
       least_ = ring * kSlotCap + at;
       least_bucket_ = b;
     }
-    return true;
   }
 
   // Pours every far bucket the window now covers whole into the calendar.
@@ -305,7 +344,7 @@ private:
         FarChunk &ch = chunks_[c];
         far_n_ -= ch.n;
         for (uint32_t k = 0; k < ch.n; ++k)
-          if (!near_insert<false>(ch.ev[k], ch.ev[k].time / kWidth))
+          if (!near_insert(ch.ev[k], ch.ev[k].time / kWidth))
             heap_.push(ch.ev[k]);
         const uint32_t next = ch.next;
         ch.next = free_chunk_; // recycled while it is in the caches
@@ -372,10 +411,12 @@ private:
     return least_;
   }
 
+  // In the object, not behind vectors: the hot paths address them from
+  // `this` instead of loading a pointer first.
   EventHeap heap_;
-  std::vector<Event> slots_;  // kSlotCap per bucket, [head_, end_) in use
-  std::vector<uint8_t> head_; // per bucket
-  std::vector<uint8_t> end_;  // per bucket
+  Event slots_[kBuckets * kSlotCap]; // kSlotCap per bucket, [head_, end_) in use
+  uint8_t head_[kBuckets] = {};      // per bucket
+  uint8_t end_[kBuckets] = {};       // per bucket
   uint64_t bits_[kBuckets / 64] = {};
   // The wheel: per far bucket a list of chunks of events, unsorted, from
   // one pool with a free list, so it takes memory (and cache) for the
@@ -389,7 +430,7 @@ private:
   };
   std::vector<FarChunk> chunks_;
   uint32_t free_chunk_ = kNoChunk;
-  std::vector<uint32_t> far_head_, far_tail_; // per far bucket
+  uint32_t far_head_[kFarBuckets], far_tail_[kFarBuckets]; // per far bucket
   uint64_t far_bits_[kFarBuckets / 64] = {};
   size_t near_ = 0;                   // events in the calendar
   size_t far_n_ = 0;                  // events in the wheel

@@ -8,9 +8,8 @@ namespace mroce::sim {
 
 class HostEnv final : public TransportEnv {
 public:
-  HostEnv(Network *net, uint32_t host) : net_(net), host_(host) {}
+  HostEnv(Network *net, uint32_t host) : TransportEnv(&net->now_), net_(net), host_(host) {}
 
-  Time now() const override { return net_->now_; }
   uint32_t host_id() const override { return host_; }
   uint32_t num_hosts() const override { return net_->num_hosts(); }
   uint32_t num_ports() const override { return static_cast<uint32_t>(ports().size()); }
@@ -25,6 +24,7 @@ public:
   TransportCounters &stats() override { return net_->tcounters_; }
   uint8_t *attach_header(Packet &pkt, uint32_t len) override;
   const uint8_t *attached_header(const Packet &pkt) override;
+  void enable_prefetch() override { net_->prefetch_ = true; }
 
   // The host's global port indices; set by Network::finalize().
   void set_ports(const std::vector<uint32_t> *ports) { ports_ = ports; }

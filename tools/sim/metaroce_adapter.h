@@ -108,6 +108,9 @@ public:
   TxResult poll_tx(uint32_t port, bool data_allowed, Packet &out) override;
   void report(TransportCounters &c) const override;
   void set_sender_trace(SenderTrace *t) override { trace_ = t; }
+  void prefetch_packet(const Packet &pkt) const override;
+  void prefetch_timer(uint64_t cookie, Time at, bool near) const override;
+  void prefetch_poll() const override;
 
   // Introspection for tests.
   size_t num_connections() const { return conns_.size(); }
@@ -155,7 +158,13 @@ private:
   mroce_share share_{};
   bool share_armed_ = false;
   uint64_t share_seen_ = 0;                  // rx bytes of all connections at the last epoch
-  std::vector<std::unique_ptr<Conn>> conns_; // index = connection id - 1
+  // index = connection id - 1; each Conn is in the directory's arena, on
+  // the line before its core connection (one page for both, and a hint
+  // finds the connection without reading the Conn)
+  std::vector<Conn *> conns_;
+  // The core's streams by id - 1, beside streams_, so that a prefetch
+  // hint need not read a Stream.
+  std::vector<mroce_stream *> core_streams_;
   std::vector<Conn *> conn_by_peer_;
   std::vector<std::unique_ptr<Stream>> streams_; // index = stream id - 1
   std::unordered_map<uint64_t, Stream *> stream_by_peer_flow_;

@@ -173,7 +173,7 @@ private:
   friend class HostEnv;
   enum EventType : uint8_t {
     kEvTxDone, // target = port
-    kEvArrive, // target = receiving port, arg = packet
+    kEvArrive, // target = receiving port, arg = packet | (attachment + 1) << 32
     kEvPoll,   // target = host port: ask the transport for a packet
     kEvTimer,  // target = host, arg = cookie
     kEvPfc,    // target = port being paused/resumed, arg = 1 pause / 0 resume
@@ -191,6 +191,10 @@ private:
   static constexpr uint32_t kNoGroup = 0xffffffffu;
 
   void dispatch(const Event &ev);
+  // Prefetch hints for the events after the one being dispatched: the
+  // packet of the one after next, the transport's state for the next.
+  void prefetch_far(const Event &ev) const;
+  void prefetch_near(const Event &ev) const;
   // Puts packet `pkt` on the wire of `port` (which must be idle).
   void transmit(uint32_t port, uint32_t pkt, Time min_duration);
   void on_arrive(uint32_t port, uint32_t pkt);
@@ -232,6 +236,7 @@ private:
   uint64_t next_serial_ = 0;
   bool stopped_ = false;
   bool finalized_ = false;
+  bool prefetch_ = false; // give prefetch hints (a transport asked)
   FabricCounters counters_;
   TransportCounters tcounters_;
 };

@@ -111,6 +111,7 @@ public:
   }
   void release(uint32_t idx) { free_.push_back(idx); }
   uint8_t *data(uint32_t idx) { return slots_[idx].get(); }
+  const uint8_t *data(uint32_t idx) const { return slots_[idx].get(); }
   size_t in_use() const { return slots_.size() - free_.size(); }
 
 private:

@@ -46,7 +46,8 @@ inline constexpr uint32_t kAllPorts = 0xffffffffu;
 class TransportEnv {
 public:
   virtual ~TransportEnv() = default;
-  virtual Time now() const = 0;
+  // Not virtual: the MetaRoCE adapter asks for the time at every core call.
+  Time now() const { return *clock_; }
   virtual uint32_t host_id() const = 0;
   virtual uint32_t num_hosts() const = 0;
   virtual uint32_t num_ports() const = 0;
@@ -75,6 +76,15 @@ public:
   virtual uint8_t *attach_header(Packet &pkt, uint32_t len) = 0;
   // The attached bytes of a received packet, or nullptr.
   virtual const uint8_t *attached_header(const Packet &pkt) = 0;
+  // From now on the fabric gives the prefetch hints below (they cost
+  // time where the state fits the caches).
+  virtual void enable_prefetch() = 0;
+
+protected:
+  explicit TransportEnv(const Time *clock) : clock_(clock) {}
+
+private:
+  const Time *clock_; // the simulated time now() reads
 };
 
 class Transport {
@@ -94,6 +104,16 @@ public:
   virtual void report(TransportCounters &) const {}
   // Log what the senders enforce (--timeline_senders); nullptr: off.
   virtual void set_sender_trace(SenderTrace *) {}
+
+  // Hints, called an event or so before on_packet(), on_timer() or
+  // poll_tx() may follow once the transport has asked for them
+  // (TransportEnv::enable_prefetch()): it may prefetch the state it will
+  // touch.  They must not change anything (a hint can be wrong).  A timer
+  // due at `at` gets two: two events ahead (`near` false) and one; a poll
+  // one, two events ahead.
+  virtual void prefetch_packet(const Packet &) const {}
+  virtual void prefetch_timer(uint64_t, Time, bool) const {}
+  virtual void prefetch_poll() const {}
 };
 
 } // namespace mroce::sim
