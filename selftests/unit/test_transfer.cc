@@ -192,6 +192,13 @@ TEST(Transfer, PureReorderingAcrossPathsNeedsNoRetransmission) {
   EXPECT_EQ(r.spurious, 0u);
 }
 
+void report_reordering(const char *how, const Result &r) {
+  std::printf("# %llu MiB %s: %llu data packets, %llu retransmitted, "
+              "%llu found spurious\n",
+              (unsigned long long)(r.bytes >> 20), how, (unsigned long long)r.data_sent,
+              (unsigned long long)r.retx, (unsigned long long)r.spurious);
+}
+
 // Hosts can reorder packets of one path (sent from several CPUs, received
 // through several backlogs): here every packet takes up to 20 us extra, so
 // a path's packets (1.3 us apart) pass each other by ~15, beyond dupthresh.
@@ -200,10 +207,7 @@ TEST(Transfer, PureReorderingAcrossPathsNeedsNoRetransmission) {
 TEST(Transfer, ReorderingWithinAPathIsLearnt) {
   uint64_t total = std::min<uint64_t>(transfer_bytes(), 256ull << 20);
   Result r = transfer(0.0, total, 44, 20'000);
-  std::printf("# %llu MiB with 20 us jitter: %llu data packets, %llu retransmitted, "
-              "%llu found spurious\n",
-              (unsigned long long)(r.bytes >> 20), (unsigned long long)r.data_sent,
-              (unsigned long long)r.retx, (unsigned long long)r.spurious);
+  report_reordering("with 20 us jitter", r);
   ASSERT_TRUE(r.ok);
   EXPECT_EQ(r.bytes, total);
   EXPECT_GT(r.spurious, 0u);               // it did have to learn
@@ -220,10 +224,7 @@ TEST(Transfer, ReorderingWithinAPathIsLearnt) {
 TEST(Transfer, ReorderingByBacklogStallsIsLearnt) {
   uint64_t total = std::min<uint64_t>(transfer_bytes(), 128ull << 20);
   Result r = transfer(0.0, total, 45, 0, 200'000);
-  std::printf("# %llu MiB, runs of 16 packets 200 us late at random: %llu data packets, "
-              "%llu retransmitted, %llu found spurious\n",
-              (unsigned long long)(r.bytes >> 20), (unsigned long long)r.data_sent,
-              (unsigned long long)r.retx, (unsigned long long)r.spurious);
+  report_reordering("runs of 16 packets 200 us late at random", r);
   ASSERT_TRUE(r.ok);
   EXPECT_EQ(r.bytes, total);
   EXPECT_LT(r.retx * 25, r.data_sent);      // under 4% resent (22% before)
