@@ -664,7 +664,7 @@ void mroce_peers_destroy(struct mroce_dev *mdev);
 /* tx.c */
 void mroce_peer_drain(struct mroce_peer *peer, struct mroce_batch *b);
 void mroce_peer_xmit(struct mroce_peer *peer);
-void mroce_peer_xmit_acks(struct mroce_peer *peer, struct sk_buff_head *q);
+void mroce_peer_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q);
 void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
 		      bool v4, const struct in6_addr *laddr,
 		      const struct in6_addr *raddr);

@@ -170,7 +170,7 @@ void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
 	rcu_read_lock();
 	spin_unlock(&peer->lock);
 	if (!skb_queue_empty(&b->acks))
-		mroce_peer_xmit_acks(peer, &b->acks);
+		mroce_peer_xmit_list(peer, &b->acks);
 	if (xmit)
 		mroce_peer_xmit(peer);
 	local_bh_enable();

@@ -348,7 +348,6 @@ drop:
 void mroce_peer_xmit(struct mroce_peer *p)
 {
 	struct sk_buff_head q;
-	struct sk_buff *skb;
 
 	__skb_queue_head_init(&q);
 	for (;;) {
@@ -360,18 +359,15 @@ void mroce_peer_xmit(struct mroce_peer *p)
 			return;
 		}
 		spin_unlock(&p->lock);
-		while ((skb = __skb_dequeue(&q))) {
-			u8 path = mroce_cb(skb)->path;
-
-			xmit_one(p->mdev, p->v4, &p->laddr, &p->raddr,
-				 path < p->nroutes ? &p->routes[path] : NULL,
-				 skb);
-		}
+		mroce_peer_xmit_list(p, &q);
 	}
 }
 
-/* ACKs of one batch, from its owner, bottom halves disabled. */
-void mroce_peer_xmit_acks(struct mroce_peer *p, struct sk_buff_head *q)
+/*
+ * Send every skb of @q, each on its path's route, bottom halves disabled:
+ * the transmitter's share of the queue, or a batch's ACKs from its owner.
+ */
+void mroce_peer_xmit_list(struct mroce_peer *p, struct sk_buff_head *q)
 {
 	struct sk_buff *skb;
 

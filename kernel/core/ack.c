@@ -156,9 +156,9 @@ struct ack_acc {
  * A packet we gave up arrived after all.  If it was given up for being
  * passed by later packets, the path reorders: widen its reordering window,
  * up to srtt + 4 rttvar (what an RTO would wait beyond a round trip), so
- * later gaps are given that long to fill.
- * Fabrics keep a path in order, but hosts may not (one flow's packets sent
- * from several CPUs and received through several backlogs).  Its age
+ * later gaps are given that long to fill.  Fabrics keep a path in order,
+ * but hosts may not (one flow's packets sent from several CPUs and
+ * received through several backlogs).  Its age
  * (@age: now - sent) shows how late it came against the round trip of its
  * successors, and the window takes that at once: a backlog stall makes
  * gaps many round trips long, which steps of a quarter of the minimum RTT

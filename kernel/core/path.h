@@ -102,7 +102,7 @@ struct mroce_path_stats {
 /* Given-up psns a path remembers to notice reordering (struct mroce_path). */
 #define MROCE_GONE_MAX		16
 
-/* A psn given up for reordering distance, and when it was sent. */
+/* A psn given up for being passed by later packets, and when it was sent. */
 struct mroce_gone {
 	u32 psn;
 	u32 sent;	/* low 32 bits of the send time, ns */
@@ -143,7 +143,7 @@ struct mroce_path {
 	u32 ring_stride;	/* the connection's path count (mroce_path_ent) */
 	u64 out_bits[MROCE_SACK_WORDS];	/* unacked psns, bit psn % 256 */
 	/*
-	 * The last psns given up for reordering distance, after they left
+	 * The last psns given up for being passed by later ones, after they left
 	 * the ring: an ACK that shows one arrived after all proves the path
 	 * reorders.  (Those still in the ring are found by their LOST state.)
 	 */
