@@ -411,6 +411,19 @@ static void tx_deliver(struct mroce_conn *c, struct mroce_stream *st)
 			return;
 		}
 	}
+	/*
+	 * Everything completed: no completion can stall, and nothing waits
+	 * for a back-off (a waiting message is outstanding), so the stream
+	 * needs no timer.  Left armed, the POLL deadline of the last message
+	 * made the connection's timer fire once per PTO in a ping-pong, to
+	 * find nothing due, and each firing delayed the iteration it hit.
+	 */
+	if (st->tx_una == st->tx_end && st->poll_at) {
+		st->poll_at = 0;
+		st->wake_at = 0;
+		if (mroce_list_linked(&st->waitq))
+			mroce_list_del(&st->waitq);
+	}
 }
 
 static void tx_complete(struct mroce_conn *c, struct mroce_stream *st,

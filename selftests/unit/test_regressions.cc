@@ -282,6 +282,45 @@ TEST(Regression, NoSpuriousRtoAfterTailLossProbe) {
 // re-set npaths under packets in flight on the paths dropped: their bytes
 // never left c->inflight and mroce_stream_detach() no longer visited them,
 // leaving pointers to a freed stream in the scoreboard.
+// In a ping-pong every message completed while the POLL deadline armed by
+// its last byte's acknowledgement stayed: the stream kept the connection's
+// timer due once per PTO, and each firing found nothing to do (seen in
+// the VM as a softirq every ~2 ms per side during ib_write_lat).
+TEST(Regression, ACompletedStreamArmsNoTimer) {
+  using namespace mroce::test;
+  Fabric f{7};
+  for (int d = 0; d < 2; d++) {
+    f.routes[d].assign(1, Route{});
+    f.routes[d][0].delay_ns = 10'000;
+    f.routes[d][0].gbps = 10;
+  }
+  auto cfg = test_cfg(1, 1024);
+  f.add_endpoint(cfg);
+  f.add_endpoint(cfg);
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  uint32_t rkey = f.ep(1).add_region(0, 1 << 20);
+  for (uint64_t k = 0; k < 3; k++) {
+    SendWr w;
+    w.msg.op = MROCE_OP_WRITE;
+    w.msg.cookie = k;
+    w.msg.len = 1024;
+    w.msg.rkey = rkey;
+    w.data.assign(1024, 1);
+    ASSERT_EQ(f.ep(0).post_send(f.ep(0).qp(1), std::move(w)), 0);
+    f.ep(0).drain(f.now);
+    ASSERT_TRUE(f.run([&] { return f.ep(0).qp(1).scq.size() == k + 1; }, 10'000'000));
+    const mroce_stream &st = f.ep(0).qp(1).st;
+    EXPECT_EQ(st.poll_at, 0u) << "message " << k;
+    EXPECT_EQ(st.wake_at, 0u) << "message " << k;
+    EXPECT_FALSE(mroce_list_linked(&st.waitq)) << "message " << k;
+  }
+  // nothing outstanding: what is left due is no sooner than a health epoch
+  uint64_t at = mroce_conn_next_timer(f.ep(0).conn);
+  EXPECT_TRUE(at == 0 || at >= f.now + f.ep(0).conn->cfg.epoch_ns / 2)
+      << "next_timer " << at << " now " << f.now;
+}
+
 TEST_F(Regress, RepeatedConnectDoesNotShrinkAnEstablishedConnection) {
   for (auto &r : f.routes[1]) r.up = false;  // B's ACKs never arrive
   SendWr w;
