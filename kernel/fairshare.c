@@ -15,7 +15,14 @@
 
 #include "metaroce.h"
 
-/* An epoch with no sender: look again this many epochs later. */
+/*
+ * An epoch with at most one sender: look again this many epochs later.
+ * One sender's share is the whole capacity, whatever its rate; a second
+ * one lowers the hint at its first packet (mroce_share_rx), not at the
+ * epoch.  Every epoch is a timer interrupt and a softirq on a CPU that
+ * may be busy polling: at 1 ms, two devices in a ping-pong took one
+ * every 0.5 ms.
+ */
 #define MROCE_SHARE_IDLE_EPOCHS	10
 
 static u64 share_epoch_ns(void)
@@ -35,7 +42,7 @@ static enum hrtimer_restart share_timer_fn(struct hrtimer *t)
 	mdev->share.epoch_ns = epoch;
 	mroce_share_epoch(&mdev->share, ktime_get_ns());
 	run = mdev->share.capacity && !mroce_list_empty(&mdev->share.conns);
-	if (run && !mdev->share.nactive)
+	if (run && mdev->share.nactive <= 1)
 		epoch *= MROCE_SHARE_IDLE_EPOCHS;
 	spin_unlock(&mdev->share_lock);
 	if (!run)

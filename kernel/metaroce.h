@@ -420,6 +420,7 @@ struct mroce_peer {
 
 	struct hrtimer timer;
 	u64 timer_at;
+	u64 timer_span;			/* timer_at - now when armed */
 	bool more_tx;			/* drain stopped at its budget */
 
 	DECLARE_HASHTABLE(qps, 5);	/* attached QPs by QPN */

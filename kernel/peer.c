@@ -67,8 +67,21 @@ static void peer_arm(struct mroce_peer *p, u64 now, u64 at)
 	 */
 	if (!at)
 		return;
-	if (p->timer_at && p->timer_at <= at)
+	/*
+	 * Except one that would fire before half the time to a deadline of
+	 * the same horizon: that is the same timeout moving on, and it is
+	 * moved along.  In a ping-pong the tail-loss probe's deadline
+	 * (milliseconds) moves with every write and the ACK always comes
+	 * first; left alone, the timer fired once per probe timeout to find
+	 * nothing.  A deadline much further out (a health epoch once the
+	 * ACK has come) leaves the timer alone, or the next write would
+	 * bring it back: two rearms per round trip.
+	 */
+	if (p->timer_at && p->timer_at <= at &&
+	    (at <= now || at - now > 2 * p->timer_span ||
+	     (s64)(p->timer_at - now) >= (s64)(at - now) / 2))
 		return;
+	p->timer_span = at > now ? at - now : 0;
 	p->timer_at = at;
 	hrtimer_start_range_ns(&p->timer, ns_to_ktime(at), mroce_timer_slack_ns,
 			       HRTIMER_MODE_ABS_SOFT);
