@@ -102,10 +102,17 @@ static int mroce_query_port(struct ib_device *ibdev, u32 port,
 static int mroce_get_port_immutable(struct ib_device *ibdev, u32 port,
 				    struct ib_port_immutable *immutable)
 {
-	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	/*
+	 * RoCEv2-style addressing (GIDs from the netdev's IP addresses,
+	 * Ethernet AHs), but no MAD or CM capability until QP1 exists: with
+	 * them, ib_mad and ib_cm try to create QP1 on every new device and
+	 * log errors when it is refused.
+	 */
+	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP |
+				    RDMA_CORE_CAP_ETH_AH;
 	immutable->pkey_tbl_len = 1;
 	immutable->gid_tbl_len = MROCE_GID_TBL_LEN;
-	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	immutable->max_mad_size = 0;
 	return 0;
 }
 
