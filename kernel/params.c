@@ -85,7 +85,7 @@ MODULE_PARM_DESC(max_cwnd_pkts, "largest congestion window of a connection, pack
 
 unsigned int mroce_timer_slack_ns = 20000;
 module_param_named(timer_slack_ns, mroce_timer_slack_ns, uint, 0644);
-MODULE_PARM_DESC(timer_slack_ns, "slack of the connection timers, nanoseconds (default 20000)");
+MODULE_PARM_DESC(timer_slack_ns, "slack of the connection timers, and how early the pacer lets a packet go, nanoseconds (default 20000)");
 
 unsigned int mroce_tx_budget = 32;
 module_param_named(tx_budget, mroce_tx_budget, uint, 0644);
@@ -154,6 +154,13 @@ void mroce_conn_cfg(struct mroce_dev *mdev, struct mroce_cfg *cfg)
 						 4, 16384),
 				   cfg->npaths * MROCE_PATH_WINDOW) * mss;
 	cfg->conn_init_cwnd = min(cfg->conn_init_cwnd, cfg->conn_max_cwnd);
+	/*
+	 * A pacing wait shorter than the timer's own slack gains nothing (the
+	 * timer may fire that late anyway) and costs a timer interrupt and a
+	 * softirq.  Packets built in one pass all see the time the lock was
+	 * taken, so without it a pass sent two packets and waited.
+	 */
+	cfg->pace_slack_ns = READ_ONCE(mroce_timer_slack_ns);
 	cfg->pace_burst = clamp_t(u32, READ_ONCE(pace_burst_pkts), 1, 1024) *
 			  mss;
 }

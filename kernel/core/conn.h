@@ -137,6 +137,7 @@ struct mroce_cfg {
 	u32 ack_every;		/* ACK a path after this many packets */
 	u32 dsn_window;		/* our receive dsn window (pow2) */
 	u32 pace_burst;		/* bytes the pacer lets go back to back */
+	u32 pace_slack_ns;	/* a packet due this soon goes now */
 	u16 sport_min;		/* source-port pool for paths, inclusive */
 	u16 sport_max;
 	u32 init_cwnd;		/* bytes, per path */
@@ -313,7 +314,7 @@ struct mroce_conn {
 	 * The paths start on a cache line of a line-aligned connection, so a
 	 * timer scan reads two lines of each path, not three (conn.c checks).
 	 */
-	u8 pad_paths[48];
+	u8 pad_paths[40];
 	struct mroce_path paths[];	/* cfg.npaths; their rings; retx entries */
 };
 

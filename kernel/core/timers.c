@@ -116,7 +116,7 @@ u64 mroce_conn_next_timer(struct mroce_conn *c)
 	m = earlier1(m, c->ack_at);
 	/* only when the pacer, not a window, is what holds data back */
 	if (c->paced)
-		m = earlier1(m, c->pace_next_ns);
+		m = earlier1(m, c->pace_next_ns - c->cfg.pace_slack_ns);
 	paths = c->timer_mask;
 	if (c->npaths < 64)
 		paths &= (1ull << c->npaths) - 1;

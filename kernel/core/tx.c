@@ -318,7 +318,8 @@ static enum mroce_poll poll_data(struct mroce_conn *c, u64 now, void *buf,
 	struct mroce_path *p;
 
 	c->paced = 0;
-	if (c->rate_hint != MROCE_RATE_NONE && c->pace_next_ns > now &&
+	if (c->rate_hint != MROCE_RATE_NONE &&
+	    c->pace_next_ns > now + c->cfg.pace_slack_ns &&
 	    (c->retx_head != c->retx_tail || !mroce_list_empty(&c->sched))) {
 		c->stats.pace_waits++;
 		c->paced = 1;

@@ -69,7 +69,7 @@ uint64_t mroce_next_timer_ref(const struct mroce_conn *c)
 		at = ref_earliest(at, c->ack_at);
 	/* only when the pacer, not a window, is what holds data back */
 	if (c->paced)
-		at = ref_earliest(at, c->pace_next_ns);
+		at = ref_earliest(at, c->pace_next_ns - c->cfg.pace_slack_ns);
 	for (i = 0; i < c->npaths; i++)
 		at = ref_earliest(at, mroce_path_timer_ref(c, i));
 	for (pos = c->waitq.next; pos != &c->waitq; pos = pos->next) {
