@@ -93,13 +93,17 @@ void mroce_share_stop(struct mroce_dev *mdev)
 void mroce_share_set_capacity(struct mroce_dev *mdev)
 {
 	struct ethtool_link_ksettings ks;
-	u64 cap = 0, mbps = READ_ONCE(mroce_capacity_mbps);
+	u64 cap = 0, mbps = READ_ONCE(mroce_capacity_mbps), link = 0;
 
 	ASSERT_RTNL();
-	if (!mbps && !__ethtool_get_link_ksettings(mdev->ndev, &ks) &&
+	if (!__ethtool_get_link_ksettings(mdev->ndev, &ks) &&
 	    ks.base.speed != SPEED_UNKNOWN)
-		mbps = ks.base.speed;
+		link = ks.base.speed;
+	if (!mbps)
+		mbps = link;
 	cap = mbps * 1000000 / 8;
+	/* what new connections' pacers compare hints with (params.c) */
+	WRITE_ONCE(mdev->line_rate, (u32)min_t(u64, link * 125, U32_MAX - 1));
 	spin_lock_bh(&mdev->share_lock);
 	mdev->capacity = cap;
 	mdev->share.capacity = cap;

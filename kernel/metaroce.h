@@ -168,6 +168,7 @@ struct mroce_dev {
 	struct mroce_share share;
 	struct hrtimer share_timer;
 	u64 capacity;			/* bytes/s, 0 = unknown: no hints */
+	u32 line_rate;			/* the link's, 1000 B/s; 0 = unknown */
 
 	struct ratelimit_state reset_rs;
 	atomic64_t cnt[MROCE_NUM_GLUE_CNT];

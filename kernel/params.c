@@ -161,6 +161,13 @@ void mroce_conn_cfg(struct mroce_dev *mdev, struct mroce_cfg *cfg)
 	 * taken, so without it a pass sent two packets and waited.
 	 */
 	cfg->pace_slack_ns = READ_ONCE(mroce_timer_slack_ns);
+	/*
+	 * A hint at or above the link's own rate does not pace: the link
+	 * spaces the packets.  One sender's hint is the whole capacity, so
+	 * a lone sender (as in ib_write_bw) takes no pacing timers at all.
+	 * Read when the connection is made, like the MTU.
+	 */
+	cfg->line_rate = READ_ONCE(mdev->line_rate);
 	cfg->pace_burst = clamp_t(u32, READ_ONCE(pace_burst_pkts), 1, 1024) *
 			  mss;
 }

@@ -141,6 +141,7 @@ struct mroce_cfg {
 	u16 sport_min;		/* source-port pool for paths, inclusive */
 	u16 sport_max;
 	u32 init_cwnd;		/* bytes, per path */
+	u32 line_rate;		/* our port's rate, 1000 B/s; 0 = unknown */
 	u64 ack_delay_ns;	/* ACK a path this long after the first unacked */
 	u64 tlp_min_ns;
 	u64 epoch_ns;		/* path health epoch */
@@ -394,6 +395,18 @@ u64 mroce_conn_next_timer(struct mroce_conn *c);
 
 /* Run whatever timers expired at @now. */
 void mroce_conn_on_timer(struct mroce_conn *c, u64 now);
+
+/*
+ * Does the pacer hold us to the peer's hint?  Not when there is none, nor
+ * when it is at or above our own port's rate: the port spaces the packets
+ * then, and a software pacer would only add timer wake-ups (in the module,
+ * an interrupt and a softirq every few packets).
+ */
+static inline bool mroce_conn_paced(const struct mroce_conn *c)
+{
+	return c->rate_hint != MROCE_RATE_NONE &&
+	       (!c->cfg.line_rate || c->rate_hint < c->cfg.line_rate);
+}
 
 /* True while the connection still has data or control to deliver. */
 bool mroce_conn_busy(const struct mroce_conn *c);

@@ -215,7 +215,7 @@ static void pace(struct mroce_conn *c, u32 len, u64 now)
 {
 	u64 rate, burst, start;
 
-	if (c->rate_hint == MROCE_RATE_NONE)
+	if (!mroce_conn_paced(c))
 		return;
 	rate = (u64)c->rate_hint * 1000;
 	burst = mroce_div64((u64)(c->pace_late_ok ? c->cfg.pace_burst :
@@ -318,7 +318,7 @@ static enum mroce_poll poll_data(struct mroce_conn *c, u64 now, void *buf,
 	struct mroce_path *p;
 
 	c->paced = 0;
-	if (c->rate_hint != MROCE_RATE_NONE &&
+	if (mroce_conn_paced(c) &&
 	    c->pace_next_ns > now + c->cfg.pace_slack_ns &&
 	    (c->retx_head != c->retx_tail || !mroce_list_empty(&c->sched))) {
 		c->stats.pace_waits++;

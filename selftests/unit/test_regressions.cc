@@ -170,6 +170,40 @@ TEST(Regression, PacingSlackLetsDuePacketsGoWithoutAWait) {
   }
 }
 
+// A hint at or above the sender's own line rate does not pace: the port
+// spaces the packets, and in the module each pacing wait was a timer
+// interrupt and a softirq (a lone ib_write_bw sender, whose hint is the
+// receiver's whole link, ran 1.25x faster without them).  Below it, the
+// pacer holds the sender to the hint as before.
+TEST(Regression, AHintAtTheLineRateDoesNotPace) {
+  using namespace mroce::test;
+  for (uint32_t hint : {1'000'000u, 2'000'000u, 999'999u, 500'000u}) {
+    Fabric f{3};
+    auto cfg = test_cfg(1, 1024);
+    cfg.init_cwnd = cfg.conn_init_cwnd = cfg.conn_max_cwnd = 200 * 1024;
+    cfg.line_rate = 1'000'000;  // 1 GB/s
+    ASSERT_TRUE(one_path_pair(f, 50'000, cfg));
+    uint32_t rkey = f.ep(1).add_region(0, 1 << 20);
+    mroce_conn *c = f.ep(0).conn;
+    c->rate_hint = hint;
+    ASSERT_EQ(f.ep(0).post_send(f.ep(0).qp(1), one_write(rkey, 64 * 1024, 7)), 0);
+    uint8_t buf[2048];
+    mroce_tx tx;
+    uint32_t sent = 0;
+    while (mroce_conn_poll_tx(c, f.now, buf, sizeof(buf), &tx) == MROCE_POLL_PACKET)
+      sent++;
+    if (hint >= cfg.line_rate) {
+      EXPECT_EQ(sent, 64u) << "hint " << hint;  // the whole message at once
+      EXPECT_FALSE(c->paced) << "hint " << hint;
+      EXPECT_EQ(c->stats.pace_waits, 0u) << "hint " << hint;
+    } else {
+      EXPECT_LE(sent, 3u) << "hint " << hint;  // one on time, one of credit
+      EXPECT_TRUE(c->paced) << "hint " << hint;
+      EXPECT_EQ(mroce_conn_next_timer(c), c->pace_next_ns) << "hint " << hint;
+    }
+  }
+}
+
 // A connection whose data is held back by a full window (not by the pacer)
 // must not report a pacing deadline in the past: the caller's timer would
 // fire again and again without anything to do.

@@ -494,7 +494,7 @@ void MetaRoceTransport::arm(Conn *k, bool timer_ran) {
 SenderState MetaRoceTransport::sender_state(const mroce_conn &c) const {
   SenderState s;
   const uint32_t mss = c.tx_mss ? c.tx_mss : params_.mtu;
-  if (c.rate_hint != MROCE_RATE_NONE) {
+  if (mroce_conn_paced(&c)) {
     // The pacer spaces packets by (payload + MROCE_HDR_LEN) / hint (tx.c).
     s.hint = c.rate_hint;
     s.pace_Bps = uint64_t{c.rate_hint} * 1000 * mss / (mss + MROCE_HDR_LEN);
