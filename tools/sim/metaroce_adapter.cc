@@ -494,11 +494,12 @@ void MetaRoceTransport::arm(Conn *k, bool timer_ran) {
 SenderState MetaRoceTransport::sender_state(const mroce_conn &c) const {
   SenderState s;
   const uint32_t mss = c.tx_mss ? c.tx_mss : params_.mtu;
-  if (mroce_conn_paced(&c)) {
-    // The pacer spaces packets by (payload + MROCE_HDR_LEN) / hint (tx.c).
+  if (c.rate_hint != MROCE_RATE_NONE)
     s.hint = c.rate_hint;
+  // The pacer spaces packets by (payload + MROCE_HDR_LEN) / hint (tx.c),
+  // unless the hint is at or above cfg.line_rate.
+  if (mroce_conn_paced(&c))
     s.pace_Bps = uint64_t{c.rate_hint} * 1000 * mss / (mss + MROCE_HDR_LEN);
-  }
   uint64_t sum = 0, n = 0;
   for (uint32_t i = 0; i < c.npaths; ++i)
     if (c.paths[i].rtt.srtt) {
