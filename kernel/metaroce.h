@@ -373,11 +373,19 @@ struct mroce_qp {
  * is dropped: packets to transmit (handed to the peer's transmitter) and
  * CQs to notify.
  */
+/* An ACK of up to 4 path blocks and a stream entry fits. */
+#define MROCE_ACK_STASH	(MROCE_HDR_LEN + 8 + 4 * MROCE_ACK_PATH_LEN + \
+			 MROCE_ACK_STREAM_LEN)
+
 struct mroce_batch {
 	struct sk_buff_head skbs;	/* for the peer's ordered queue */
 	struct sk_buff_head acks;	/* sent at once, by the batch's owner */
 	struct list_head cqs;
 	u64 now;
+	/* one ACK's header, made an skb after the unlock (tx.c) */
+	u32 ack_len;
+	struct mroce_tx ack_tx;
+	u8 ack_hdr[MROCE_ACK_STASH];
 };
 
 static inline void mroce_batch_init(struct mroce_batch *b)
@@ -385,6 +393,7 @@ static inline void mroce_batch_init(struct mroce_batch *b)
 	__skb_queue_head_init(&b->skbs);
 	__skb_queue_head_init(&b->acks);
 	INIT_LIST_HEAD(&b->cqs);
+	b->ack_len = 0;
 }
 
 /*
@@ -667,6 +676,7 @@ void mroce_peers_destroy(struct mroce_dev *mdev);
 void mroce_peer_drain(struct mroce_peer *peer, struct mroce_batch *b);
 void mroce_peer_xmit(struct mroce_peer *peer);
 void mroce_peer_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q);
+void mroce_batch_build_ack(struct mroce_peer *peer, struct mroce_batch *b);
 void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
 		      bool v4, const struct in6_addr *laddr,
 		      const struct in6_addr *raddr);

@@ -182,6 +182,7 @@ void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
 	/* Keeps the peer and the notified CQs alive past the unlock. */
 	rcu_read_lock();
 	spin_unlock(&peer->lock);
+	mroce_batch_build_ack(peer, b);
 	if (!skb_queue_empty(&b->acks))
 		mroce_peer_xmit_list(peer, &b->acks);
 	if (xmit)

@@ -153,7 +153,7 @@ static int payload_attach(struct mroce_peer *p, const struct mroce_tx *tx,
 /* A jumbo payload spans this many page fragments at most. */
 #define MROCE_TX_FRAGS	DIV_ROUND_UP(MROCE_MAX_PAYLOAD, PAGE_SIZE)
 
-static struct sk_buff *tx_build_skb(struct mroce_peer *p,
+static struct sk_buff *tx_build_skb(struct mroce_peer *p, const void *hdr,
 				    const struct mroce_tx *tx)
 {
 	bool linear = tx->len <= MROCE_LINEAR_MAX;
@@ -170,7 +170,7 @@ static struct sk_buff *tx_build_skb(struct mroce_peer *p,
 	if (!skb)
 		goto nomem;
 	skb_reserve(skb, MROCE_SKB_HEADROOM);
-	skb_put_data(skb, p->hdr, tx->hdr_len);
+	skb_put_data(skb, hdr, tx->hdr_len);
 	if (tx->len && tx->src != MROCE_SRC_NONE) {
 		if (!linear && READ_ONCE(mroce_tx_zerocopy)) {
 			err = payload_attach(p, tx, skb);
@@ -215,6 +215,19 @@ nomem:
 	return NULL;
 }
 
+/* After the unlock: the ACK mroce_peer_drain() kept back, as an skb. */
+void mroce_batch_build_ack(struct mroce_peer *p, struct mroce_batch *b)
+{
+	struct sk_buff *skb;
+
+	if (!b->ack_len)
+		return;
+	skb = tx_build_skb(p, b->ack_hdr, &b->ack_tx);
+	b->ack_len = 0;
+	if (skb)
+		__skb_queue_tail(&b->acks, skb);
+}
+
 void mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 {
 	unsigned int n, budget = max(READ_ONCE(mroce_tx_budget), 1u);
@@ -235,15 +248,26 @@ void mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 				WRITE_ONCE(r->sport, tx.sport);
 			}
 		}
-		skb = tx_build_skb(p, &tx);
-		if (!skb)
-			continue;
 		/*
 		 * ACKs carry no path sequence and their receiver takes them in
 		 * any order, so they need not wait for the peer's transmitter:
 		 * one busy on another CPU would otherwise carry this CPU's
-		 * next data too (see mroce_peer_unlock).
+		 * next data too (see mroce_peer_unlock).  The first one's skb
+		 * is even built after the unlock: the allocation was half the
+		 * time a data packet's receipt held the lock, which in a
+		 * ping-pong the application's answer waits for.
 		 */
+		if ((tx.opcode == MROCE_OP_ACK ||
+		     tx.opcode == MROCE_OP_PROBE_ACK) && !b->ack_len &&
+		    !tx.len && tx.hdr_len <= sizeof(b->ack_hdr)) {
+			memcpy(b->ack_hdr, p->hdr, tx.hdr_len);
+			b->ack_tx = tx;
+			b->ack_len = tx.hdr_len;
+			continue;
+		}
+		skb = tx_build_skb(p, p->hdr, &tx);
+		if (!skb)
+			continue;
 		if (tx.opcode == MROCE_OP_ACK || tx.opcode == MROCE_OP_PROBE_ACK)
 			__skb_queue_tail(&b->acks, skb);
 		else
