@@ -368,15 +368,15 @@ struct mroce_qp {
 	struct work_struct rehome_work;
 };
 
-/*
- * Work collected inside a peer critical section and done after the lock
- * is dropped: packets to transmit (handed to the peer's transmitter) and
- * CQs to notify.
- */
 /* An ACK of up to 4 path blocks and a stream entry fits. */
 #define MROCE_ACK_STASH	(MROCE_HDR_LEN + 8 + 4 * MROCE_ACK_PATH_LEN + \
 			 MROCE_ACK_STREAM_LEN)
 
+/*
+ * Work collected inside a peer critical section and done after the lock
+ * is dropped: packets to transmit (handed to the peer's transmitter), an
+ * ACK still to be made an skb, and CQs to notify.
+ */
 struct mroce_batch {
 	struct sk_buff_head skbs;	/* for the peer's ordered queue */
 	struct sk_buff_head acks;	/* sent at once, by the batch's owner */
