@@ -233,6 +233,7 @@ void mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 	unsigned int n, budget = max(READ_ONCE(mroce_tx_budget), 1u);
 	struct sk_buff *skb;
 	struct mroce_tx tx;
+	bool ack;
 
 	p->more_tx = false;
 	for (n = 0; n < budget; n++) {
@@ -257,9 +258,10 @@ void mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 		 * time a data packet's receipt held the lock, which in a
 		 * ping-pong the application's answer waits for.
 		 */
-		if ((tx.opcode == MROCE_OP_ACK ||
-		     tx.opcode == MROCE_OP_PROBE_ACK) && !b->ack_len &&
-		    !tx.len && tx.hdr_len <= sizeof(b->ack_hdr)) {
+		ack = tx.opcode == MROCE_OP_ACK ||
+		      tx.opcode == MROCE_OP_PROBE_ACK;
+		if (ack && !b->ack_len && !tx.len &&
+		    tx.hdr_len <= sizeof(b->ack_hdr)) {
 			memcpy(b->ack_hdr, p->hdr, tx.hdr_len);
 			b->ack_tx = tx;
 			b->ack_len = tx.hdr_len;
@@ -268,10 +270,7 @@ void mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 		skb = tx_build_skb(p, p->hdr, &tx);
 		if (!skb)
 			continue;
-		if (tx.opcode == MROCE_OP_ACK || tx.opcode == MROCE_OP_PROBE_ACK)
-			__skb_queue_tail(&b->acks, skb);
-		else
-			__skb_queue_tail(&b->skbs, skb);
+		__skb_queue_tail(ack ? &b->acks : &b->skbs, skb);
 	}
 	/* More to send: yield, the timer continues right away. */
 	p->more_tx = true;
