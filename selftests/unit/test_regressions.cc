@@ -126,23 +126,39 @@ TEST_F(Regress, AtomicResponseForASendIsIgnored) {
 
 namespace {
 
+// One path and windows of 200 packets: what a pacing test's sender may
+// send is up to its pacer alone.
+mroce_cfg pacing_cfg() {
+  auto cfg = test_cfg(1, 1024);
+  cfg.init_cwnd = cfg.conn_init_cwnd = cfg.conn_max_cwnd = 200 * 1024;
+  return cfg;
+}
+
+// Endpoint 0's connection, holding @hint (1000 B/s units) from endpoint 1,
+// with a WRITE of @len posted and nothing polled yet; nullptr on failure.
+mroce_conn *paced_write(Fabric &f, const mroce_cfg &cfg, uint32_t hint,
+                        uint32_t len) {
+  if (!one_path_pair(f, 50'000, cfg)) return nullptr;
+  uint32_t rkey = f.ep(1).add_region(0, 1 << 20);
+  mroce_conn *c = f.ep(0).conn;
+  c->rate_hint = hint;
+  if (f.ep(0).post_send(f.ep(0).qp(1), one_write(rkey, len, 7))) return nullptr;
+  return c;
+}
+
 // Packets built in one pass of the Linux module all see the time its lock
 // was taken: without a slack the pacer let two go and armed a timer for
 // the next one microseconds later, a timer interrupt and a softirq per few
 // packets.  With pace_slack a packet due within the slack goes at once; the
 // long-run rate stays the hint's.
 TEST(Regression, PacingSlackLetsDuePacketsGoWithoutAWait) {
-  using namespace mroce::test;
   for (uint32_t slack : {0u, 10'000u}) {
     Fabric f{3};
-    auto cfg = test_cfg(1, 1024);
-    cfg.init_cwnd = cfg.conn_init_cwnd = cfg.conn_max_cwnd = 200 * 1024;
+    auto cfg = pacing_cfg();
     cfg.pace_slack_ns = slack;
-    ASSERT_TRUE(one_path_pair(f, 50'000, cfg));
-    uint32_t rkey = f.ep(1).add_region(0, 1 << 20);
-    mroce_conn *c = f.ep(0).conn;
-    c->rate_hint = 1'000'000; // 1 GB/s: a 1,064-byte packet per 1.064 us
-    ASSERT_EQ(f.ep(0).post_send(f.ep(0).qp(1), one_write(rkey, 1 << 20, 7)), 0);
+    // 1 GB/s: a 1,064-byte packet per 1.064 us
+    mroce_conn *c = paced_write(f, cfg, 1'000'000, 1 << 20);
+    ASSERT_NE(c, nullptr);
     uint8_t buf[2048];
     mroce_tx tx;
     uint64_t now = f.now;
@@ -176,17 +192,12 @@ TEST(Regression, PacingSlackLetsDuePacketsGoWithoutAWait) {
 // receiver's whole link, ran 1.25x faster without them).  Below it, the
 // pacer holds the sender to the hint as before.
 TEST(Regression, AHintAtTheLineRateDoesNotPace) {
-  using namespace mroce::test;
   for (uint32_t hint : {1'000'000u, 2'000'000u, 999'999u, 500'000u}) {
     Fabric f{3};
-    auto cfg = test_cfg(1, 1024);
-    cfg.init_cwnd = cfg.conn_init_cwnd = cfg.conn_max_cwnd = 200 * 1024;
+    auto cfg = pacing_cfg();
     cfg.line_rate = 1'000'000;  // 1 GB/s
-    ASSERT_TRUE(one_path_pair(f, 50'000, cfg));
-    uint32_t rkey = f.ep(1).add_region(0, 1 << 20);
-    mroce_conn *c = f.ep(0).conn;
-    c->rate_hint = hint;
-    ASSERT_EQ(f.ep(0).post_send(f.ep(0).qp(1), one_write(rkey, 64 * 1024, 7)), 0);
+    mroce_conn *c = paced_write(f, cfg, hint, 64 * 1024);
+    ASSERT_NE(c, nullptr);
     uint8_t buf[2048];
     mroce_tx tx;
     uint32_t sent = 0;
