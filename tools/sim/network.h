@@ -189,6 +189,13 @@ private:
     std::vector<std::vector<uint32_t>> groups;
   };
   static constexpr uint32_t kNoGroup = 0xffffffffu;
+  // The switches' routes flattened for the per-packet lookup: entry
+  // switch * hosts + destination is a range of route_hops_ (count 0: no
+  // route), one load instead of three vectors deep.
+  struct Route {
+    uint32_t first = 0;
+    uint32_t count = 0;
+  };
 
   void dispatch(const Event &ev);
   // Prefetch hints for the events after the one being dispatched: the
@@ -223,6 +230,8 @@ private:
   std::vector<Link> links_;
   std::vector<uint32_t> hosts_; // host index -> node
   std::vector<SwitchState> switches_;
+  std::vector<Route> routes_;        // recompute_routes()
+  std::vector<uint32_t> route_hops_; // global port indices
   std::vector<std::unique_ptr<HostEnv>> envs_;
   std::vector<Transport *> transports_;
   std::vector<std::pair<Callback, void *>> calls_;

@@ -26,17 +26,17 @@ int Network::route(uint32_t switch_node, const FiveTuple &tuple) const {
 
 void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   const Packet &p = pool_[pkt];
-  const SwitchState &sw = switches_[ports_[in_port].owner];
+  const uint32_t sw = ports_[in_port].owner;
+  const auto nhosts = static_cast<uint32_t>(hosts_.size());
   ++counters_.switch_hops;
-  const uint32_t g = p.dst_host < sw.route.size() ? sw.route[p.dst_host] : kNoGroup;
-  if (g == kNoGroup) {
+  const Route r = p.dst_host < nhosts ? routes_[size_t{sw} * nhosts + p.dst_host] : Route{};
+  if (r.count == 0) {
     drop(pkt, kDropNoRoute);
     return;
   }
-  const auto &hops = sw.groups[g];
-  uint32_t out = hops[0];
-  if (hops.size() > 1)
-    out = hops[ecmp_select(ecmp_hash(p.tuple, sw.ecmp_seed), static_cast<uint32_t>(hops.size()))];
+  uint32_t out = route_hops_[r.first];
+  if (r.count > 1)
+    out = route_hops_[r.first + ecmp_select(ecmp_hash(p.tuple, switches_[sw].ecmp_seed), r.count)];
   switch_enqueue(out, in_port, pkt);
 }
 
