@@ -46,7 +46,12 @@ public:
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
   const Event &top() const { return heap_.front(); }
-  void clear() { heap_.clear(); }
+  // top().time, or kNever when empty: one load for the calendar's test.
+  Time top_time() const { return top_time_; }
+  void clear() {
+    heap_.clear();
+    top_time_ = kNever;
+  }
 
   void push(const Event &ev) {
     size_t hole = heap_.size();
@@ -60,6 +65,7 @@ public:
       hole = parent;
     }
     h[hole] = ev;
+    top_time_ = h[0].time;
   }
 
   Event pop() {
@@ -67,6 +73,7 @@ public:
     const size_t n = heap_.size() - 1; // entries once the last one is taken
     if (n == 0) {
       heap_.pop_back();
+      top_time_ = kNever;
       return out;
     }
     const Event last = heap_[n];
@@ -113,12 +120,14 @@ public:
       hole = parent;
     }
     h[hole] = last;
+    top_time_ = h[0].time;
     return out;
   }
 
 private:
   static constexpr size_t kArity = 4;
   std::vector<Event> heap_;
+  Time top_time_ = kNever;
 };
 
 // The calendar: a ring of kBuckets buckets of kWidth picoseconds (~2 us in
@@ -205,7 +214,9 @@ public:
       return true;
     }
     const size_t at = near_least();
-    if (!heap_.empty() && event_before(heap_.top(), slots_[at])) {
+    // Nearly always the heap is empty or its top later: one compare.
+    if (heap_.top_time() <= slots_[at].time && !heap_.empty() &&
+        event_before(heap_.top(), slots_[at])) {
       if (heap_.top().time > until)
         return false;
       out = heap_.pop();
