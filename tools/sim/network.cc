@@ -294,15 +294,6 @@ void Network::drop(uint32_t pkt, DropReason why) {
   release(pkt);
 }
 
-void Network::release(uint32_t pkt) {
-  Packet &p = pool_[pkt];
-  if (p.attachment != kNoAttachment) {
-    attachments_.release(p.attachment);
-    p.attachment = kNoAttachment;
-  }
-  pool_.release(pkt);
-}
-
 void Network::flush_port(uint32_t port) {
   Port &pt = ports_[port];
   for (auto &fifo : pt.fifo) {

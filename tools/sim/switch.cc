@@ -101,29 +101,6 @@ void Network::switch_enqueue(uint32_t out_port, uint32_t in_port, uint32_t pkt) 
     switch_start_tx(out_port);
 }
 
-void Network::switch_start_tx(uint32_t port) {
-  Port &op = ports_[port];
-  uint32_t pkt;
-  if (!op.fifo[kClassControl].empty())
-    pkt = op.fifo[kClassControl].pop();
-  else if (!op.paused && !op.fifo[kClassData].empty())
-    pkt = op.fifo[kClassData].pop();
-  else
-    return;
-  switch_dequeued(port, pool_[pkt]);
-  transmit(port, pkt, 0);
-}
-
-void Network::switch_dequeued(uint32_t out_port, const Packet &p) {
-  Port &op = ports_[out_port];
-  op.queued_bytes -= p.wire_bytes;
-  if (p.tclass == kClassData) {
-    op.queued_data_bytes -= p.wire_bytes;
-    if (params_.sw.pfc)
-      ingress_release(p.ingress_port, p.wire_bytes);
-  }
-}
-
 void Network::ingress_release(uint32_t in_port, uint32_t bytes) {
   Port &ip = ports_[in_port];
   ip.ingress_bytes -= bytes;
