@@ -46,7 +46,12 @@ public:
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
   const Event &top() const { return heap_.front(); }
-  void clear() { heap_.clear(); }
+  // top().time, or kNever when empty: one load for the calendar's test.
+  Time top_time() const { return top_time_; }
+  void clear() {
+    heap_.clear();
+    top_time_ = kNever;
+  }
 
   void push(const Event &ev) {
     size_t hole = heap_.size();
@@ -60,6 +65,7 @@ public:
       hole = parent;
     }
     h[hole] = ev;
+    top_time_ = h[0].time;
   }
 
   Event pop() {
@@ -67,6 +73,7 @@ public:
     const size_t n = heap_.size() - 1; // entries once the last one is taken
     if (n == 0) {
       heap_.pop_back();
+      top_time_ = kNever;
       return out;
     }
     const Event last = heap_[n];
@@ -113,12 +120,14 @@ public:
       hole = parent;
     }
     h[hole] = last;
+    top_time_ = h[0].time;
     return out;
   }
 
 private:
   static constexpr size_t kArity = 4;
   std::vector<Event> heap_;
+  Time top_time_ = kNever;
 };
 
 // The calendar: a ring of kBuckets buckets of kWidth picoseconds (~2 us in
@@ -145,10 +154,10 @@ public:
     std::fill(std::begin(far_tail_), std::end(far_tail_), kNoChunk);
   }
   void reserve(size_t n) { heap_.reserve(n); }
-  bool empty() const { return size_ == 0; }
-  size_t size() const { return size_; }
+  bool empty() const { return size() == 0; }
+  size_t size() const { return next_seq_ - taken_; }
   uint64_t scheduled() const { return next_seq_; }
-  size_t peak_size() const { return peak_; }
+  size_t peak_size() const { return std::max(peak_, size()); }
   const Event &top() {
     settle();
     if (near_ == 0)
@@ -159,9 +168,7 @@ public:
 
   // Inline: most events are packets due within the calendar's window.
   [[gnu::always_inline]] void push(Time time, uint8_t type, uint32_t target, uint64_t arg) {
-    if (++size_ > peak_)
-      peak_ = size_;
-    const uint64_t seq = next_seq_++;
+    const uint64_t seq = next_seq_++; // and one more pending: size()
     const uint64_t b = time / kWidth;
     if (b >= cur_ && b < near_end_) {
       // near_insert() with the event written in place, not copied
@@ -201,15 +208,17 @@ public:
       if (heap_.empty() || heap_.top().time > until)
         return false;
       out = heap_.pop();
-      --size_;
+      taken();
       return true;
     }
     const size_t at = near_least();
-    if (!heap_.empty() && event_before(heap_.top(), slots_[at])) {
+    // Nearly always the heap is empty or its top later: one compare.
+    if (heap_.top_time() <= slots_[at].time && !heap_.empty() &&
+        event_before(heap_.top(), slots_[at])) {
       if (heap_.top().time > until)
         return false;
       out = heap_.pop();
-      --size_;
+      taken();
       return true;
     }
     if (slots_[at].time > until)
@@ -224,7 +233,7 @@ public:
       ++least_; // the bucket's next event
     }
     --near_;
-    --size_;
+    taken();
     cur_ = scan_; // nothing before this bucket is left, or can come
     if (cur_ >= pour_at_)
       pour();
@@ -260,7 +269,9 @@ public:
     chunks_.clear();
     free_chunk_ = kNoChunk;
     std::fill(std::begin(far_bits_), std::end(far_bits_), 0);
-    near_ = far_n_ = size_ = 0;
+    near_ = far_n_ = 0;
+    peak_ = std::max(peak_, size());
+    taken_ = next_seq_;
     cur_ = scan_ = 0;
     least_ = kNoLeast;
     far_base_ = kBuckets / kFarSpan;
@@ -312,6 +323,14 @@ private:
     e[at] = ev;
     inserted(ring, b, at);
     return true;
+  }
+
+  // An event leaves.  The most pending is reached just before a pop (only
+  // pushes come between two), so the peak is taken here, not at every push.
+  void taken() {
+    if (const size_t n = size(); n > peak_)
+      peak_ = n;
+    ++taken_;
   }
 
   // Bookkeeping of an insertion at slot `at` of bucket `ring` (absolute b).
@@ -434,7 +453,7 @@ private:
   uint64_t far_bits_[kFarBuckets / 64] = {};
   size_t near_ = 0;                   // events in the calendar
   size_t far_n_ = 0;                  // events in the wheel
-  size_t size_ = 0;                   // events in all
+  uint64_t taken_ = 0;                // popped or cleared: size() is next_seq_ - taken_
   uint64_t cur_ = 0;                  // absolute bucket of the last event taken from it
   mutable uint64_t scan_ = 0;         // >= cur_; no calendar event before this bucket
   mutable size_t least_ = kNoLeast;   // near_least(), while valid

@@ -7,18 +7,32 @@ namespace mroce::sim {
 uint64_t RangeSet::add(uint64_t begin, uint64_t end) {
   if (begin >= end)
     return 0;
+  const bool any = last_end_ > last_begin_;
   // Fast path: in-order placement extends the last range.
-  if (!ranges_.empty() && ranges_.back().second == begin) {
-    ranges_.back().second = end;
+  if (any && last_end_ == begin) {
+    last_end_ = end;
     covered_ += end - begin;
     return end - begin;
   }
-  if (ranges_.empty() || ranges_.back().second < begin) {
-    ranges_.emplace_back(begin, end);
+  if (!any || last_end_ < begin) {
+    if (any)
+      ranges_.emplace_back(last_begin_, last_end_);
+    last_begin_ = begin;
+    last_end_ = end;
     covered_ += end - begin;
     return end - begin;
   }
-  // General case: merge with every overlapping or touching range.
+  // The general case works on the vector with the last range in it.
+  ranges_.emplace_back(last_begin_, last_end_);
+  const uint64_t added = add_slow(begin, end);
+  last_begin_ = ranges_.back().first;
+  last_end_ = ranges_.back().second;
+  ranges_.pop_back();
+  return added;
+}
+
+uint64_t RangeSet::add_slow(uint64_t begin, uint64_t end) {
+  // Merge with every overlapping or touching range.
   auto first = std::lower_bound(ranges_.begin(), ranges_.end(), begin,
                                 [](const auto &r, uint64_t b) { return r.second < b; });
   uint64_t nb = begin, ne = end, old = 0;

@@ -13,29 +13,34 @@
 
 namespace mroce::sim {
 
-// Disjoint, sorted byte ranges [begin, end).
+// Disjoint, sorted byte ranges [begin, end).  The last range is kept in
+// the object: nearly every placement extends it (a transport places in
+// order), and then only the object's line is read, not the vector's.
 class RangeSet {
 public:
   // Adds [begin, end); returns how many of those bytes were new.
   uint64_t add(uint64_t begin, uint64_t end);
   uint64_t covered() const { return covered_; }
-  size_t pieces() const { return ranges_.size(); }
+  size_t pieces() const { return ranges_.size() + (last_end_ > last_begin_); }
 
 private:
-  std::vector<std::pair<uint64_t, uint64_t>> ranges_;
+  uint64_t add_slow(uint64_t begin, uint64_t end);
   uint64_t covered_ = 0;
+  uint64_t last_begin_ = 0, last_end_ = 0;            // empty: no range yet
+  std::vector<std::pair<uint64_t, uint64_t>> ranges_; // before the last
 };
 
 struct MessageRecord {
+  // What a placement reads first, together.
   uint32_t src = 0;
   uint32_t dst = 0;
+  uint64_t bytes = 0;
+  RangeSet placed;
   uint32_t flow = 0;
   uint32_t tag = 0; // workload's own (ring step, ...)
-  uint64_t bytes = 0;
   Time posted = 0;
   Time delivered = kNever;
   Time send_completed = kNever;
-  RangeSet placed;
 };
 
 struct MessageStats {

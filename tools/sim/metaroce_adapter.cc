@@ -740,8 +740,11 @@ TxResult MetaRoceTransport::poll_tx(uint32_t port, bool data_allowed, Packet &ou
 
 namespace {
 
-void prefetch_lines(const void *p, unsigned lines) {
-  for (unsigned i = 0; i < lines; ++i)
+// The count is a constant: unrolled, a hint is its prefetches and nothing
+// else (the loop took two instructions per line).
+template <unsigned Lines> void prefetch_lines(const void *p) {
+#pragma GCC unroll 8
+  for (unsigned i = 0; i < Lines; ++i)
     __builtin_prefetch(static_cast<const char *>(p) + 64 * i);
 }
 
@@ -770,11 +773,11 @@ void MetaRoceTransport::prefetch_packet(const Packet &pkt) const {
   const Conn *k = conns_[id];
   const mroce_conn *c = reinterpret_cast<const mroce_conn *>(
       reinterpret_cast<const char *>(k) + kConnHead); // k->c, unread
-  prefetch_lines(k, 1 + kConnHotLines);
+  prefetch_lines<1 + kConnHotLines>(k);
   __builtin_prefetch(&c->stats);
   const uint32_t path = uint32_t{h[12]} << 8 | h[13];
   if (path < params_.paths)
-    prefetch_lines(&c->paths[path], 2);
+    prefetch_lines<2>(&c->paths[path]);
   if (h[1] == MROCE_OP_ACK) {
     // the paths it acknowledges and the ring entries of their newest
     // acknowledged packets (mroce_path_ent())
@@ -790,7 +793,7 @@ void MetaRoceTransport::prefetch_packet(const Packet &pkt) const {
       if (ap >= npaths)
         continue;
       const uint32_t cum = get_be32(e + 4);
-      prefetch_lines(&c->paths[ap], kPathSendLines);
+      prefetch_lines<kPathSendLines>(&c->paths[ap]);
       __builtin_prefetch(&ring[((cum - 1) % MROCE_PATH_WINDOW) * npaths + ap]);
       __builtin_prefetch(&ring[((cum - 2) % MROCE_PATH_WINDOW) * npaths + ap]);
     }
@@ -799,14 +802,14 @@ void MetaRoceTransport::prefetch_packet(const Packet &pkt) const {
   if (!mroce_op_sequenced(h[1]))
     return;
   if (path < params_.paths) // the receiver's half of the path
-    prefetch_lines(reinterpret_cast<const char *>(&c->paths[path]) + kPathRecvOffset, 2);
+    prefetch_lines<2>(reinterpret_cast<const char *>(&c->paths[path]) + kPathRecvOffset);
   const uint32_t dsn = get_be32(h + 36);
   __builtin_prefetch(&c->rx_dsn_bits[(dsn & (MROCE_DSN_WINDOW - 1)) / 64]);
   const uint32_t sid = (get_be32(h + 24) & MROCE_STREAM_MASK) - 1; // dst_stream
   if (sid < core_streams_.size()) {
     const mroce_stream *st = core_streams_[sid];
     __builtin_prefetch(streams_[sid].get());
-    prefetch_lines(st, 2);
+    prefetch_lines<2>(st);
     __builtin_prefetch(&st->rx[get_be32(h + 32) % MROCE_STREAM_WINDOW]); // msn
   }
 }
@@ -820,14 +823,14 @@ void MetaRoceTransport::prefetch_timer(uint64_t cookie, Time at, bool near) cons
   if (!near)
     __builtin_prefetch(k);
   else if (k->armed_ns == at / kNs)
-    prefetch_lines(reinterpret_cast<const char *>(k) + kConnHead, kConnHotLines);
+    prefetch_lines<kConnHotLines>(reinterpret_cast<const char *>(k) + kConnHead);
 }
 
 // The connection poll_tx() will ask first, two events ahead (reading its
 // round robin one event ahead to prefetch the path waited for the line).
 void MetaRoceTransport::prefetch_poll() const {
   if (!ready_.empty())
-    prefetch_lines(ready_.front(), 1 + kConnHotLines);
+    prefetch_lines<1 + kConnHotLines>(ready_.front());
 }
 
 void MetaRoceTransport::report(TransportCounters &t) const {

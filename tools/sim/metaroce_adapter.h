@@ -141,14 +141,19 @@ private:
   Stream *stream_to(uint32_t peer, uint32_t flow);
   Stream *create_stream(uint32_t peer, uint32_t flow);
   void flush(Stream *s);
+  // The always_inline ones run around every core call: small, and their
+  // calls' frames cost about as much as their work (and inlined, arm()
+  // and after_core() lose the test of a constant timer_ran).
+  //
   // After a core call: post deferred backlog, re-arm, mark ready, kick ports.
-  void after_core(Conn *k, bool timer_ran = false);
-  void make_ready(Conn *k);
-  void arm(Conn *k, bool timer_ran = false);
+  [[gnu::always_inline]] inline void after_core(Conn *k, bool timer_ran = false);
+  [[gnu::always_inline]] inline void make_ready(Conn *k);
+  [[gnu::always_inline]] inline void arm(Conn *k, bool timer_ran = false);
   void arm_share();
   uint64_t share_capacity() const;
   uint32_t plane_of(uint32_t path) const;
-  void build(Conn *k, const mroce_tx &tx, uint32_t plane, Packet &out);
+  [[gnu::always_inline]] inline void build(Conn *k, const mroce_tx &tx, uint32_t plane,
+                                           Packet &out);
 
   TransportEnv &env_;
   MetaRoceParams params_;

@@ -272,36 +272,6 @@ void Network::dispatch(const Event &ev) {
   }
 }
 
-void Network::transmit(uint32_t port, uint32_t pkt, Time min_duration) {
-  Port &pt = ports_[port];
-  Packet &p = pool_[pkt];
-  Time ser = serialization_time(p.wire_bytes, pt.ch.rate_bps);
-  if (ser < min_duration)
-    ser = min_duration;
-  pt.busy = true;
-  ++pt.tx_packets;
-  pt.tx_bytes += p.wire_bytes;
-  queue_.push(now_ + ser, kEvTxDone, port, 0);
-  if (!pt.ch.up) {
-    drop(pkt, kDropLinkDown);
-    return;
-  }
-  if (pt.ch.rng.chance(pt.ch.loss_threshold)) {
-    drop(pkt, kDropRandom);
-    return;
-  }
-  p.link_epoch = pt.ch.epoch;
-  Time at = now_ + ser + pt.arrive_delay;
-  if (pt.ch.jitter) {
-    // Processing-time noise at the receiver; never reorders a link's packets.
-    at += pt.ch.rng.below(pt.ch.jitter + 1);
-    at = std::max(at, pt.ch.last_arrival);
-    pt.ch.last_arrival = at;
-  }
-  // The attachment rides along for prefetch_far() (kNoAttachment + 1 = 0).
-  queue_.push(at, kEvArrive, pt.peer, pkt | uint64_t{p.attachment + 1} << 32);
-}
-
 void Network::on_arrive(uint32_t port, uint32_t pkt) {
   const Port &in = ports_[port];
   if (pool_[pkt].link_epoch != ports_[in.peer].ch.epoch) {
@@ -322,15 +292,6 @@ void Network::drop(uint32_t pkt, DropReason why) {
     counters_.payload_bytes_dropped += p.payload_bytes;
   }
   release(pkt);
-}
-
-void Network::release(uint32_t pkt) {
-  Packet &p = pool_[pkt];
-  if (p.attachment != kNoAttachment) {
-    attachments_.release(p.attachment);
-    p.attachment = kNoAttachment;
-  }
-  pool_.release(pkt);
 }
 
 void Network::flush_port(uint32_t port) {

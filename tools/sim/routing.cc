@@ -63,6 +63,20 @@ void Network::recompute_routes() {
       sw.route[h] = it->second;
     }
   }
+  routes_.assign(switches_.size() * nhosts, Route{});
+  route_hops_.clear();
+  std::vector<uint32_t> first;
+  for (size_t s = 0; s < switches_.size(); ++s) {
+    const SwitchState &sw = switches_[s];
+    first.clear();
+    for (const auto &g : sw.groups) {
+      first.push_back(static_cast<uint32_t>(route_hops_.size()));
+      route_hops_.insert(route_hops_.end(), g.begin(), g.end());
+    }
+    for (uint32_t h = 0; h < nhosts; ++h)
+      if (const uint32_t g = sw.route[h]; g != kNoGroup)
+        routes_[s * nhosts + h] = {first[g], static_cast<uint32_t>(sw.groups[g].size())};
+  }
 }
 
 } // namespace mroce::sim

@@ -26,17 +26,17 @@ int Network::route(uint32_t switch_node, const FiveTuple &tuple) const {
 
 void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   const Packet &p = pool_[pkt];
-  const SwitchState &sw = switches_[ports_[in_port].owner];
+  const uint32_t sw = ports_[in_port].owner;
+  const auto nhosts = static_cast<uint32_t>(hosts_.size());
   ++counters_.switch_hops;
-  const uint32_t g = p.dst_host < sw.route.size() ? sw.route[p.dst_host] : kNoGroup;
-  if (g == kNoGroup) {
+  const Route r = p.dst_host < nhosts ? routes_[size_t{sw} * nhosts + p.dst_host] : Route{};
+  if (r.count == 0) {
     drop(pkt, kDropNoRoute);
     return;
   }
-  const auto &hops = sw.groups[g];
-  uint32_t out = hops[0];
-  if (hops.size() > 1)
-    out = hops[ecmp_select(ecmp_hash(p.tuple, sw.ecmp_seed), static_cast<uint32_t>(hops.size()))];
+  uint32_t out = route_hops_[r.first];
+  if (r.count > 1)
+    out = route_hops_[r.first + ecmp_select(ecmp_hash(p.tuple, switches_[sw].ecmp_seed), r.count)];
   switch_enqueue(out, in_port, pkt);
 }
 
@@ -99,29 +99,6 @@ void Network::switch_enqueue(uint32_t out_port, uint32_t in_port, uint32_t pkt) 
   }
   if (!op.busy)
     switch_start_tx(out_port);
-}
-
-void Network::switch_start_tx(uint32_t port) {
-  Port &op = ports_[port];
-  uint32_t pkt;
-  if (!op.fifo[kClassControl].empty())
-    pkt = op.fifo[kClassControl].pop();
-  else if (!op.paused && !op.fifo[kClassData].empty())
-    pkt = op.fifo[kClassData].pop();
-  else
-    return;
-  switch_dequeued(port, pool_[pkt]);
-  transmit(port, pkt, 0);
-}
-
-void Network::switch_dequeued(uint32_t out_port, const Packet &p) {
-  Port &op = ports_[out_port];
-  op.queued_bytes -= p.wire_bytes;
-  if (p.tclass == kClassData) {
-    op.queued_data_bytes -= p.wire_bytes;
-    if (params_.sw.pfc)
-      ingress_release(p.ingress_port, p.wire_bytes);
-  }
 }
 
 void Network::ingress_release(uint32_t in_port, uint32_t bytes) {
