@@ -9,6 +9,7 @@
 // goes idle.
 #pragma once
 
+#include "ecmp.h"
 #include "event_queue.h"
 #include "fifo.h"
 #include "link.h"
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -156,7 +158,7 @@ public:
   // Link index by name ("a~b", either order), or -1.
   int find_link(const std::string &name) const;
   // Equal-cost next hops (global port indices) at a switch towards a host.
-  const std::vector<uint32_t> &next_hops(uint32_t switch_node, uint32_t dst_host) const;
+  std::span<const uint32_t> next_hops(uint32_t switch_node, uint32_t dst_host) const;
   // Port a packet with this tuple leaves `switch_node` by, or -1 if no route.
   int route(uint32_t switch_node, const FiveTuple &tuple) const;
   uint64_t ecmp_seed(uint32_t switch_node) const {
@@ -197,6 +199,23 @@ private:
     uint32_t first = 0;
     uint32_t count = 0;
   };
+
+  // The route of switch `sw` (its index) to `dst_host`; count 0: none.
+  Route route_to(uint32_t sw, uint32_t dst_host) const {
+    const auto nhosts = static_cast<uint32_t>(hosts_.size());
+    return dst_host < nhosts ? routes_[size_t{sw} * nhosts + dst_host] : Route{};
+  }
+  // The port a packet with `tuple` leaves switch `sw` by, or -1: the one
+  // lookup for packets and for route().
+  int pick_hop(uint32_t sw, uint32_t dst_host, const FiveTuple &tuple) const {
+    const Route r = route_to(sw, dst_host);
+    if (r.count == 0)
+      return -1;
+    uint32_t at = r.first;
+    if (r.count > 1)
+      at += ecmp_select(ecmp_hash(tuple, switches_[sw].ecmp_seed), r.count);
+    return static_cast<int>(route_hops_[at]);
+  }
 
   void dispatch(const Event &ev);
   // Prefetch hints for the events after the one being dispatched: the

@@ -6,38 +6,24 @@
 
 namespace mroce::sim {
 
-const std::vector<uint32_t> &Network::next_hops(uint32_t switch_node, uint32_t dst_host) const {
-  static const std::vector<uint32_t> kNone;
-  const SwitchState &sw = switches_[nodes_[switch_node].id];
-  if (dst_host >= sw.route.size() || sw.route[dst_host] == kNoGroup)
-    return kNone;
-  return sw.groups[sw.route[dst_host]];
+std::span<const uint32_t> Network::next_hops(uint32_t switch_node, uint32_t dst_host) const {
+  const Route r = route_to(nodes_[switch_node].id, dst_host);
+  return {route_hops_.data() + r.first, r.count};
 }
 
 int Network::route(uint32_t switch_node, const FiveTuple &tuple) const {
-  const auto &hops = next_hops(switch_node, address_host(tuple.dst_ip));
-  if (hops.empty())
-    return -1;
-  if (hops.size() == 1)
-    return static_cast<int>(hops[0]);
-  const uint64_t h = ecmp_hash(tuple, ecmp_seed(switch_node));
-  return static_cast<int>(hops[ecmp_select(h, static_cast<uint32_t>(hops.size()))]);
+  return pick_hop(nodes_[switch_node].id, address_host(tuple.dst_ip), tuple);
 }
 
 void Network::switch_receive(uint32_t in_port, uint32_t pkt) {
   const Packet &p = pool_[pkt];
-  const uint32_t sw = ports_[in_port].owner;
-  const auto nhosts = static_cast<uint32_t>(hosts_.size());
   ++counters_.switch_hops;
-  const Route r = p.dst_host < nhosts ? routes_[size_t{sw} * nhosts + p.dst_host] : Route{};
-  if (r.count == 0) {
+  const int out = pick_hop(ports_[in_port].owner, p.dst_host, p.tuple);
+  if (out < 0) {
     drop(pkt, kDropNoRoute);
     return;
   }
-  uint32_t out = route_hops_[r.first];
-  if (r.count > 1)
-    out = route_hops_[r.first + ecmp_select(ecmp_hash(p.tuple, switches_[sw].ecmp_seed), r.count)];
-  switch_enqueue(out, in_port, pkt);
+  switch_enqueue(static_cast<uint32_t>(out), in_port, pkt);
 }
 
 bool Network::ecn_should_mark(SwitchState &sw, uint64_t depth) {
