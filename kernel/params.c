@@ -39,6 +39,14 @@ static unsigned int ack_delay_us = 100;
 module_param(ack_delay_us, uint, 0644);
 MODULE_PARM_DESC(ack_delay_us, "delayed ACK, microseconds (default 100)");
 
+static unsigned int ack_hold_us;
+module_param(ack_hold_us, uint, 0644);
+MODULE_PARM_DESC(ack_hold_us, "how long a message's ACK may wait for an answer to carry it, microseconds, at most ack_delay_us (default 0: never)");
+
+static unsigned int ack_bodies = 1;
+module_param(ack_bodies, uint, 0644);
+MODULE_PARM_DESC(ack_bodies, "put owed ACKs on outgoing data packets (default 1)");
+
 static unsigned int rto_init_us = 50000;
 module_param(rto_init_us, uint, 0644);
 MODULE_PARM_DESC(rto_init_us, "initial retransmission timeout, microseconds (default 50000)");
@@ -133,6 +141,8 @@ void mroce_conn_cfg(struct mroce_dev *mdev, struct mroce_cfg *cfg)
 				 MROCE_PATH_WINDOW - 1);
 	cfg->ack_every = max_t(u32, READ_ONCE(ack_every), 1);
 	cfg->ack_delay_ns = (u64)READ_ONCE(ack_delay_us) * NSEC_PER_USEC;
+	cfg->ack_hold_ns = (u64)READ_ONCE(ack_hold_us) * NSEC_PER_USEC;
+	cfg->ack_bodies = !!READ_ONCE(ack_bodies);
 	cfg->rto_min_ns = max_t(u64, (u64)READ_ONCE(rto_min_us) *
 				NSEC_PER_USEC, 100 * NSEC_PER_USEC);
 	cfg->rto_max_ns = max_t(u64, (u64)READ_ONCE(rto_max_ms) *

@@ -39,6 +39,9 @@ static const struct {
 	CONN_STAT(path_replaced, "paths_replaced"),
 	CONN_STAT(pace_waits, "pace_waits"),
 	CONN_STAT(hint_limited, "hint_limited"),
+	CONN_STAT(tx_ack_bodies, "tx_ack_bodies"),
+	CONN_STAT(rx_ack_bodies, "rx_ack_bodies"),
+	CONN_STAT(ack_holds, "ack_holds"),
 };
 
 /* Counters of the glue (enum mroce_cnt), then these, then the others. */

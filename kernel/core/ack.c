@@ -554,31 +554,34 @@ static struct mroce_path *ack_path_out(struct mroce_conn *c, u32 hint)
 	return &c->paths[hint < c->npaths ? hint : 0];
 }
 
-u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
-		    struct mroce_tx *tx)
+/*
+ * Write the owed ACK blocks at buf[off], as many as fit below @cap: paths
+ * with news, then NACKs for unknown streams, then streams with news.
+ * Fills @ext's counts and hint; returns the end, or 0 if nothing was owed.
+ * An ACK only partly written stays due for the rest.
+ */
+static u32 ack_blocks(struct mroce_conn *c, u64 now, u8 *buf, u32 off,
+		      u32 cap, struct mroce_ack_ext *ext, u32 *first,
+		      bool *ece)
 {
-	u32 off = MROCE_HDR_LEN + MROCE_ACK_EXT_LEN, np = 0, ns = 0, first = 0;
 	u64 mask = c->ack_mask, done = 0;
 	struct mroce_ack_stream e;
 	struct mroce_stream *st;
 	struct mroce_path *p;
-	struct mroce_pkt pkt;
+	u32 np = 0, ns = 0;
 
-	/* mroce_wire_encode() of an ACK reads the header and pkt.ack only */
-	memset(&pkt.hdr, 0, sizeof(pkt.hdr));
-	memset(&pkt.ack, 0, sizeof(pkt.ack));
 	while (mask && off + MROCE_ACK_PATH_LEN <= cap) {
 		p = &c->paths[mroce_ctz64(mask)];
 		mask &= mask - 1;
 		if (!np)
-			first = p->id;
+			*first = p->id;
 		mroce_sack_put(p, buf + off, now);
 		off += MROCE_ACK_PATH_LEN;
 		np++;
 		done |= 1ull << p->id;
 		p->rcv_unacked = 0;
 		if (p->rcv_ce_seen)
-			pkt.hdr.flags |= MROCE_F_ECE;
+			*ece = true;
 		p->rcv_ce_seen = 0;
 	}
 	c->ack_mask &= ~done;
@@ -602,17 +605,36 @@ u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
 	}
 	if (!np && !ns)
 		return 0;
+	memset(ext, 0, sizeof(*ext));
+	ext->rate_hint = mroce_conn_rx_hint(c);
+	c->ack_hint = ext->rate_hint;
+	ext->npaths = (u8)np;
+	ext->nstreams = (u8)ns;
+	return off;
+}
 
+u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
+		    struct mroce_tx *tx)
+{
+	struct mroce_path *p;
+	struct mroce_pkt pkt;
+	bool ece = false;
+	u32 off, first = 0;
+
+	off = ack_blocks(c, now, buf, MROCE_HDR_LEN + MROCE_ACK_EXT_LEN, cap,
+			 &pkt.ack, &first, &ece);
+	if (!off)
+		return 0;
+
+	/* mroce_wire_encode() of an ACK reads the header and pkt.ack only */
+	memset(&pkt.hdr, 0, sizeof(pkt.hdr));
 	p = ack_path_out(c, first);
 	pkt.hdr.opcode = MROCE_OP_ACK;
+	pkt.hdr.flags = ece ? MROCE_F_ECE : 0;
 	pkt.hdr.dst_conn = c->peer_id;
 	pkt.hdr.src_conn = c->id;
 	pkt.hdr.path = p->id;
 	pkt.hdr.ts = (u32)now;
-	pkt.ack.rate_hint = mroce_conn_rx_hint(c);
-	c->ack_hint = pkt.ack.rate_hint;
-	pkt.ack.npaths = (u8)np;
-	pkt.ack.nstreams = (u8)ns;
 	mroce_wire_encode(&pkt, buf);
 
 	memset(tx, 0, sizeof(*tx));
@@ -623,6 +645,29 @@ u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
 	tx->opcode = MROCE_OP_ACK;
 	c->stats.tx_acks++;
 	return off;
+}
+
+/*
+ * A data packet whose headers end at buf[off] carries what ACK is owed, as
+ * much as fits below @cap (§4, ACK body; the caller sets the flag).
+ * Returns the new end of the headers, or 0 if it carries none.  ECE is not
+ * carried: the path blocks' ce_count is what senders act on.
+ */
+u32 mroce_ack_body(struct mroce_conn *c, u64 now, u8 *buf, u32 off, u32 cap)
+{
+	struct mroce_ack_ext ext;
+	u32 end, first = 0;
+	bool ece = false;
+
+	if (off + MROCE_ACK_EXT_LEN + MROCE_ACK_STREAM_LEN > cap)
+		return 0;
+	end = ack_blocks(c, now, buf, off + MROCE_ACK_EXT_LEN, cap, &ext,
+			 &first, &ece);
+	if (!end)
+		return 0;
+	mroce_wire_put_ack_ext(&ext, buf + off);
+	c->stats.tx_ack_bodies++;
+	return end;
 }
 
 void mroce_path_replace(struct mroce_conn *c, struct mroce_path *p, u64 now)

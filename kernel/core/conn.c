@@ -33,6 +33,7 @@ void mroce_cfg_default(struct mroce_cfg *cfg)
 	cfg->conn_max_cwnd = MROCE_MAX_PATHS * MROCE_PATH_WINDOW * 4096u;
 	cfg->ack_every = 4;
 	cfg->ack_delay_ns = 20000;
+	cfg->ack_bodies = 1;
 	cfg->rto_init_ns = 4000000;
 	cfg->rto_min_ns = 1000000;
 	cfg->rto_max_ns = 500000000;
@@ -53,7 +54,7 @@ void mroce_cfg_default(struct mroce_cfg *cfg)
 /* Whole lines: paths[] of a line-aligned connection start on lines. */
 _Static_assert(offsetof(struct mroce_conn, paths) % 64 == 0 &&
 	       sizeof(struct mroce_path) % 64 == 0,
-	       "struct mroce_conn: adjust pad_paths");
+	       "struct mroce_conn: pad before paths[]");
 
 /* The connection, its paths, their rings, the retransmission queue. */
 size_t mroce_conn_size(u32 npaths)

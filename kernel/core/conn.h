@@ -143,6 +143,14 @@ struct mroce_cfg {
 	u32 init_cwnd;		/* bytes, per path */
 	u32 line_rate;		/* our port's rate, 1000 B/s; 0 = unknown */
 	u64 ack_delay_ns;	/* ACK a path this long after the first unacked */
+	/*
+	 * A message's ACK may wait this long (at most ack_delay_ns) for data
+	 * going the other way to carry it, when the connection answered the
+	 * peer's previous data with a packet that had room for one (a
+	 * request/response exchange); 0: never wait.
+	 */
+	u64 ack_hold_ns;
+	u32 ack_bodies;		/* put owed ACKs on outgoing data (0: never) */
 	u64 tlp_min_ns;
 	u64 epoch_ns;		/* path health epoch */
 	u64 rto_min_ns;
@@ -203,6 +211,9 @@ struct mroce_conn_stats {
 	u64 path_replaced;
 	u64 pace_waits;
 	u64 hint_limited;
+	u64 tx_ack_bodies;	/* ACKs carried by data packets */
+	u64 rx_ack_bodies;
+	u64 ack_holds;		/* ACKs held for data to carry them */
 };
 
 #define MROCE_TX_BUF_MIN	(MROCE_MAX_HDR_LEN + MROCE_ACK_PATH_LEN + \
@@ -285,6 +296,10 @@ struct mroce_conn {
 	u32 ack_hint;		/* the hint our last ACK carried */
 	u32 share_epoch;	/* share epoch of our last data */
 	u8 share_light;		/* below the equal share in the last epoch */
+	/* a message's ACK was asked for: at once, or held (ack_hold_ns) */
+	u8 ack_soft;
+	/* new data with room for an ACK body left since the last data came */
+	u8 ack_hold_ok;
 	u32 rto_rounds;		/* timer passes with an RTO since then */
 	u32 retx_cap;
 	u64 peer_nonce;
@@ -313,9 +328,9 @@ struct mroce_conn {
 	u64 rx_dsn_bits[MROCE_DSN_WINDOW / 64];
 	/*
 	 * The paths start on a cache line of a line-aligned connection, so a
-	 * timer scan reads two lines of each path, not three (conn.c checks).
+	 * timer scan reads two lines of each path, not three (conn.c checks;
+	 * the fields above fill whole lines now, no padding needed).
 	 */
-	u8 pad_paths[40];
 	struct mroce_path paths[];	/* cfg.npaths; their rings; retx entries */
 };
 

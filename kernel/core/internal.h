@@ -58,6 +58,31 @@ static inline void mroce_timer_path(struct mroce_conn *c,
 	c->timer_dirty |= 1ull << p->id;
 }
 
+/*
+ * A message was received whole (its last packet asked for an ACK, or its
+ * stream's frontier moved): the ACK goes at once, or, when data going the
+ * other way may soon carry it, by ack_hold_ns (§11).
+ */
+static inline void mroce_ack_soft_resolve(struct mroce_conn *c, u64 now)
+{
+	u64 at;
+
+	if (!c->ack_soft)
+		return;
+	c->ack_soft = 0;
+	if (c->ack_now)
+		return;
+	if (!c->ack_hold_ok || !c->cfg.ack_hold_ns || !c->cfg.ack_bodies) {
+		c->ack_now = 1;
+		return;
+	}
+	c->ack_hold_ok = 0;
+	at = now + MROCE_MIN(c->cfg.ack_hold_ns, c->cfg.ack_delay_ns);
+	if (!c->ack_at || c->ack_at > at)
+		c->ack_at = at;
+	c->stats.ack_holds++;
+}
+
 /* A stream entry (frontier / NACK) should go out with the next ACK. */
 static inline void mroce_ackq_add(struct mroce_conn *c,
 				  struct mroce_stream *st, bool now)
@@ -165,6 +190,7 @@ void mroce_ack_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		  const void *buf, u64 now);
 u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
 		    struct mroce_tx *tx);
+u32 mroce_ack_body(struct mroce_conn *c, u64 now, u8 *buf, u32 off, u32 cap);
 /* Move snd_una past resolved packets: the RTO runs from the oldest live one. */
 void mroce_path_advance(struct mroce_path *p);
 void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,

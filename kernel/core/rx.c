@@ -26,6 +26,7 @@ static bool rx_path(struct mroce_conn *c, struct mroce_path *p,
 		    const struct mroce_hdr *h, bool ce, u64 now)
 {
 	bool in_order = h->psn == p->rcv_nxt;
+	bool asked, last;
 
 	switch (mroce_sack_rx(p, h->psn)) {
 	case MROCE_SACK_DUP:
@@ -58,12 +59,18 @@ static bool rx_path(struct mroce_conn *c, struct mroce_path *p,
 	 * ack_every packets.  An old hole does not count: the lost psn is
 	 * never resent (its data goes out with a new psn), so the hole stays
 	 * below the cumulative point until 256 psns later, and every packet
-	 * in between would be acknowledged on its own.
+	 * in between would be acknowledged on its own.  A message's last
+	 * packet asks too, but its ACK may wait briefly for an answer to
+	 * carry it (mroce_ack_soft_resolve()); a retransmission's may not.
 	 */
-	if ((h->flags & MROCE_F_ACK_REQ) || !in_order ||
-	    p->rcv_unacked >= c->cfg.ack_every)
+	asked = h->flags & MROCE_F_ACK_REQ;
+	last = (h->flags & (MROCE_F_LAST | MROCE_F_RETX)) == MROCE_F_LAST;
+	if (!in_order || p->rcv_unacked >= c->cfg.ack_every ||
+	    (asked && !last))
 		c->ack_now = 1;
-	else if (!c->ack_at)
+	else if (asked)
+		c->ack_soft = 1;
+	if (!c->ack_now && !c->ack_at)
 		c->ack_at = now + c->cfg.ack_delay_ns;
 	return true;
 }
@@ -207,6 +214,7 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		c->stats.rx_acks++;
 		c->timer_dirty = ~0ull;
 		mroce_ack_rx(c, pkt, buf, now);
+		mroce_ack_soft_resolve(c, now);
 		return;
 	case MROCE_OP_POLL:
 		st = find_stream(c, h);
@@ -218,6 +226,13 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		}
 		return;
 	default:
+		/* the ACK a data packet carries, then the data (§4) */
+		if (h->flags & MROCE_F_ACK_BODY) {
+			c->stats.rx_ack_bodies++;
+			c->timer_dirty = ~0ull;
+			mroce_ack_rx(c, pkt, buf, now);
+		}
 		rx_sequenced(c, pkt, m, now);
+		mroce_ack_soft_resolve(c, now);
 	}
 }

@@ -776,8 +776,11 @@ void mroce_stream_rx_advance(struct mroce_conn *c, struct mroce_stream *st,
 		moved = true;
 	}
 out:
-	if (moved)
-		mroce_ackq_add(c, st, true);
+	/* at once, or held for an answer (mroce_ack_soft_resolve()) */
+	if (moved) {
+		mroce_ackq_add(c, st, false);
+		c->ack_soft = 1;
+	}
 }
 
 void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,

@@ -31,6 +31,7 @@ void mroce_retx_push(struct mroce_conn *c, const struct mroce_pktref *ref)
 bool mroce_conn_busy(const struct mroce_conn *c)
 {
 	return mroce_conn_has_work(c) || c->ack_mask || c->ack_now ||
+	       c->ack_soft ||
 	       !mroce_list_empty(&c->ackq) || c->accept_pending ||
 	       c->close_pending || c->state == MROCE_CONN_CONNECTING;
 }
@@ -239,11 +240,16 @@ static bool ackreq_pending(const struct mroce_path *p)
 	return e->state == MROCE_TXE_INFLIGHT;
 }
 
+/* The smallest ACK body worth holding an ACK for: one path, one stream. */
+#define MROCE_ACK_BODY_MIN	(MROCE_ACK_EXT_LEN + MROCE_ACK_PATH_LEN + \
+				 MROCE_ACK_STREAM_LEN)
+
 static void emit_data(struct mroce_conn *c, struct mroce_path *p,
 		      const struct mroce_pktref *ref, bool retx, u64 now,
-		      void *buf, struct mroce_tx *tx)
+		      void *buf, u32 cap, struct mroce_tx *tx)
 {
 	struct mroce_pkt pkt;
+	u32 room, end;
 
 	memset(tx, 0, sizeof(*tx));
 	hdr_common(c, &pkt, 0, p, now);
@@ -277,6 +283,28 @@ static void emit_data(struct mroce_conn *c, struct mroce_path *p,
 		p->ackreq_on = 1;
 	}
 	tx->hdr_len = mroce_wire_encode(&pkt, buf);
+	/*
+	 * What this packet may add and still be no larger than a full one
+	 * (the largest header and tx_mss fit the path MTU), and the buffer.
+	 */
+	room = MROCE_MIN(cap, MROCE_MAX_HDR_LEN + c->tx_mss);
+	room = room > tx->hdr_len + ref->len ? room - ref->len : tx->hdr_len;
+	/*
+	 * New data with room for an ACK: the peer's next message may wait a
+	 * moment for it to come back the same way (§11), as an answer would.
+	 */
+	if (!retx && room - tx->hdr_len >= MROCE_ACK_BODY_MIN)
+		c->ack_hold_ok = 1;
+	/* an ACK owed to the peer rides along, if it fits (§4, ACK body) */
+	if (c->cfg.ack_bodies &&
+	    (c->ack_mask || c->norphan || !mroce_list_empty(&c->ackq))) {
+		end = mroce_ack_body(c, now, (u8 *)buf, tx->hdr_len, room);
+		if (end) {
+			mroce_put_be16(pkt.hdr.flags | MROCE_F_ACK_BODY,
+				       (u8 *)buf + 2);
+			tx->hdr_len = end;
+		}
+	}
 	tx->sport = p->sport;
 	tx->path = p->id;
 	tx->ect = 1;
@@ -311,7 +339,7 @@ static struct mroce_pktref *retx_peek(struct mroce_conn *c)
 }
 
 static enum mroce_poll poll_data(struct mroce_conn *c, u64 now, void *buf,
-				 struct mroce_tx *tx)
+				 u32 cap, struct mroce_tx *tx)
 {
 	struct mroce_pktref *ref, nref;
 	struct mroce_stream *st;
@@ -343,7 +371,7 @@ static enum mroce_poll poll_data(struct mroce_conn *c, u64 now, void *buf,
 			return MROCE_POLL_IDLE;
 		nref = *ref;
 		c->retx_head++;
-		emit_data(c, p, &nref, true, now, buf, tx);
+		emit_data(c, p, &nref, true, now, buf, cap, tx);
 		return MROCE_POLL_PACKET;
 	}
 
@@ -360,7 +388,7 @@ static enum mroce_poll poll_data(struct mroce_conn *c, u64 now, void *buf,
 		if (!mroce_stream_next(c, st, &nref))
 			continue;	/* blocked (fence, READ limit): later */
 		nref.dsn = c->tx_dsn_nxt++;
-		emit_data(c, p, &nref, false, now, buf, tx);
+		emit_data(c, p, &nref, false, now, buf, cap, tx);
 		/* round-robin: back of the line if it has more */
 		if (mroce_stream_has_tx(st))
 			mroce_sched_add(c, st);
@@ -380,6 +408,7 @@ enum mroce_poll mroce_conn_poll_tx(struct mroce_conn *c, u64 now, void *buf,
 		return MROCE_POLL_PACKET;
 	if (c->state != MROCE_CONN_ESTABLISHED)
 		return MROCE_POLL_IDLE;
+	mroce_ack_soft_resolve(c, now);
 	if (c->ack_now || (c->ack_at && c->ack_at <= now) || c->norphan) {
 		if (mroce_ack_build(c, now, (u8 *)buf, cap, tx)) {
 			c->stats.tx_pkts++;
@@ -387,7 +416,7 @@ enum mroce_poll mroce_conn_poll_tx(struct mroce_conn *c, u64 now, void *buf,
 			return MROCE_POLL_PACKET;
 		}
 	}
-	r = poll_data(c, now, buf, tx);
+	r = poll_data(c, now, buf, cap, tx);
 	if (r == MROCE_POLL_IDLE)
 		c->pace_late_ok = 0;	/* a window or no data holds it now */
 	return r;

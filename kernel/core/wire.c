@@ -63,13 +63,14 @@ static u16 allowed_flags(u8 op)
 	case MROCE_OP_SEND_IMM:
 	case MROCE_OP_WRITE_IMM:
 		return MROCE_F_ACK_REQ | MROCE_F_RETX | MROCE_F_LAST |
-		       MROCE_F_SOLICITED;
+		       MROCE_F_SOLICITED | MROCE_F_ACK_BODY;
 	case MROCE_OP_PROBE:
 	case MROCE_OP_POLL:
 		return MROCE_F_ACK_REQ;
 	default:
 		if (mroce_op_sequenced(op))
-			return MROCE_F_ACK_REQ | MROCE_F_RETX | MROCE_F_LAST;
+			return MROCE_F_ACK_REQ | MROCE_F_RETX | MROCE_F_LAST |
+			       MROCE_F_ACK_BODY;
 		return 0;
 	}
 }
@@ -119,6 +120,30 @@ static enum mroce_wire_err decode_ack_blocks(const u8 *p,
 			return MROCE_WIRE_FIELD;
 	}
 	return MROCE_WIRE_OK;
+}
+
+/*
+ * The ack extension at @e and the blocks after it, which must fit in @room
+ * bytes; an ACK's must fill them exactly (@exact).
+ */
+static enum mroce_wire_err decode_ack(const u8 *e, u32 room, bool exact,
+				      struct mroce_pkt *pkt)
+{
+	u32 blocks;
+
+	pkt->ack.rate_hint = mroce_get_be32(e);
+	pkt->ack.npaths = e[4];
+	pkt->ack.nstreams = e[5];
+	pkt->ack.flags = mroce_get_be16(e + 6);
+	if (pkt->ack.flags)
+		return MROCE_WIRE_RESERVED;
+	if (pkt->ack.npaths > MROCE_MAX_PATHS)
+		return MROCE_WIRE_FIELD;
+	blocks = (u32)pkt->ack.npaths * MROCE_ACK_PATH_LEN +
+		 (u32)pkt->ack.nstreams * MROCE_ACK_STREAM_LEN;
+	if (exact ? room != blocks : room < blocks)
+		return MROCE_WIRE_LENGTH;
+	return decode_ack_blocks(e + MROCE_ACK_EXT_LEN, pkt);
 }
 
 static enum mroce_wire_err decode_ext(const u8 *e, struct mroce_pkt *pkt)
@@ -171,18 +196,7 @@ static enum mroce_wire_err decode_ext(const u8 *e, struct mroce_pkt *pkt)
 		pkt->probe_ack.delay = mroce_get_be32(e + 4);
 		return plen ? MROCE_WIRE_LENGTH : MROCE_WIRE_OK;
 	case MROCE_OP_ACK:
-		pkt->ack.rate_hint = mroce_get_be32(e);
-		pkt->ack.npaths = e[4];
-		pkt->ack.nstreams = e[5];
-		pkt->ack.flags = mroce_get_be16(e + 6);
-		if (pkt->ack.flags)
-			return MROCE_WIRE_RESERVED;
-		if (pkt->ack.npaths > MROCE_MAX_PATHS)
-			return MROCE_WIRE_FIELD;
-		if (plen != (u32)pkt->ack.npaths * MROCE_ACK_PATH_LEN +
-			    (u32)pkt->ack.nstreams * MROCE_ACK_STREAM_LEN)
-			return MROCE_WIRE_LENGTH;
-		return decode_ack_blocks(e + MROCE_ACK_EXT_LEN, pkt);
+		return decode_ack(e, plen, true, pkt);
 	case MROCE_OP_WRITE:
 	case MROCE_OP_WRITE_IMM:
 		d->va = mroce_get_be64(e);
@@ -305,15 +319,31 @@ enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
 
 	pkt->payload_off = MROCE_HDR_LEN + (u32)ext;
 	pkt->payload_len = len - pkt->payload_off;
+	pkt->ack_off = pkt->payload_off;
 	memset(&pkt->data, 0, sizeof(pkt->data));
+	memset(&pkt->ack, 0, sizeof(pkt->ack));
+	/* a data packet's ACK body sits between its extension and payload */
+	if (h->flags & MROCE_F_ACK_BODY) {
+		if (pkt->payload_len < MROCE_ACK_EXT_LEN)
+			return MROCE_WIRE_SHORT;
+		err = decode_ack(b + pkt->payload_off,
+				 pkt->payload_len - MROCE_ACK_EXT_LEN, false,
+				 pkt);
+		if (err)
+			return err;
+		pkt->ack_off = pkt->payload_off + MROCE_ACK_EXT_LEN;
+		pkt->payload_off = pkt->ack_off +
+				   (u32)pkt->ack.npaths * MROCE_ACK_PATH_LEN +
+				   (u32)pkt->ack.nstreams * MROCE_ACK_STREAM_LEN;
+		pkt->payload_len = len - pkt->payload_off;
+	}
 	return decode_ext(b + MROCE_HDR_LEN, pkt);
 }
 
 void mroce_wire_ack_path(const void *buf, const struct mroce_pkt *pkt,
 			 unsigned int i, struct mroce_ack_path *out)
 {
-	const u8 *p = (const u8 *)buf + pkt->payload_off +
-		      i * MROCE_ACK_PATH_LEN;
+	const u8 *p = (const u8 *)buf + pkt->ack_off + i * MROCE_ACK_PATH_LEN;
 	unsigned int k;
 
 	out->path = mroce_get_be16(p);
@@ -336,7 +366,7 @@ void mroce_wire_ack_path(const void *buf, const struct mroce_pkt *pkt,
 void mroce_wire_ack_stream(const void *buf, const struct mroce_pkt *pkt,
 			   unsigned int i, struct mroce_ack_stream *out)
 {
-	const u8 *p = (const u8 *)buf + pkt->payload_off +
+	const u8 *p = (const u8 *)buf + pkt->ack_off +
 		      pkt->ack.npaths * MROCE_ACK_PATH_LEN +
 		      i * MROCE_ACK_STREAM_LEN;
 
@@ -358,6 +388,16 @@ void mroce_wire_put_ack_stream(const struct mroce_ack_stream *as, void *buf)
 	p[12] = as->status;
 	p[13] = as->attempt;
 	mroce_put_be16(as->rnr_delay_us, p + 14);
+}
+
+void mroce_wire_put_ack_ext(const struct mroce_ack_ext *ack, void *buf)
+{
+	u8 *e = (u8 *)buf;
+
+	mroce_put_be32(ack->rate_hint, e);
+	e[4] = ack->npaths;
+	e[5] = ack->nstreams;
+	mroce_put_be16(0, e + 6);
 }
 
 u32 mroce_wire_encode(const struct mroce_pkt *pkt, void *buf)
@@ -402,9 +442,7 @@ u32 mroce_wire_encode(const struct mroce_pkt *pkt, void *buf)
 		mroce_put_be32(pkt->probe_ack.delay, e + 4);
 		break;
 	case MROCE_OP_ACK:
-		mroce_put_be32(pkt->ack.rate_hint, e);
-		e[4] = pkt->ack.npaths;
-		e[5] = pkt->ack.nstreams;
+		mroce_wire_put_ack_ext(&pkt->ack, e);
 		break;
 	case MROCE_OP_WRITE:
 	case MROCE_OP_WRITE_IMM:

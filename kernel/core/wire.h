@@ -68,7 +68,8 @@ static inline bool mroce_op_sequenced(u8 op)
 #define MROCE_F_ECE		0x0004	/* ACK: CE seen since the previous ACK */
 #define MROCE_F_SOLICITED	0x0008	/* SEND*: solicited event */
 #define MROCE_F_LAST		0x0010	/* last packet of a message */
-#define MROCE_F_ALL		0x001f
+#define MROCE_F_ACK_BODY	0x0020	/* data: an ACK body precedes the payload */
+#define MROCE_F_ALL		0x003f
 
 /* Stream status carried in ACK stream entries; non-zero is a NACK. */
 enum mroce_status {
@@ -184,9 +185,11 @@ struct mroce_pkt {
 			u32 echo_ts;
 			u32 delay;
 		} probe_ack;
-		struct mroce_ack_ext ack;
 	};
-	u32 payload_off;	/* where the payload (or ACK blocks) starts */
+	/* ACK, or a data packet's ACK body (MROCE_F_ACK_BODY); else zero */
+	struct mroce_ack_ext ack;
+	u32 ack_off;		/* where the ACK's path blocks start */
+	u32 payload_off;	/* where the payload starts (ACK: the blocks) */
 	u32 payload_len;
 };
 
@@ -209,7 +212,9 @@ int mroce_wire_ext_len(u8 opcode);
 
 /*
  * Decode and validate @len bytes at @buf.  On success, @pkt describes the
- * packet; the payload (data, or ACK blocks) is buf[payload_off..+len).
+ * packet; the payload (data, or an ACK's blocks) is buf[payload_off..+len),
+ * and the ACK blocks of an ACK or of a data packet's ACK body start at
+ * buf[ack_off].
  */
 enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
 				      struct mroce_pkt *pkt);
@@ -222,6 +227,8 @@ void mroce_wire_ack_stream(const void *buf, const struct mroce_pkt *pkt,
 
 /* Encode header + extension of @pkt into @buf; returns bytes written. */
 u32 mroce_wire_encode(const struct mroce_pkt *pkt, void *buf);
+/* The 8-byte ack extension: an ACK's, or a data packet's ACK body's. */
+void mroce_wire_put_ack_ext(const struct mroce_ack_ext *ack, void *buf);
 void mroce_wire_put_ack_stream(const struct mroce_ack_stream *as, void *buf);
 
 /* Bitmap words go out least significant byte first. */

@@ -180,6 +180,7 @@ struct World {
   // records
   void cmd_data(Input &in);
   void cmd_ack(Input &in);
+  std::vector<uint8_t> ack_blocks(Input &in, uint8_t s, mroce_ack_ext &ext);
   void cmd_ctrl(Input &in);
   void cmd_raw(Input &in);
   void cmd_post(Input &in);
@@ -407,7 +408,9 @@ const mroce_ops kOps = {
 // count, 2-3 its dsn window, 4-5 ours, 6 RNR retry 1 (else forever), 7
 // retry count 1 (else 7).  Byte 2: bit 0 the handshake is left to the
 // records (the victim is idle, or has sent its CONNECT), bit 1 the victim
-// shares an inbound capacity (fair-share rate hints, share.c).
+// shares an inbound capacity (fair-share rate hints, share.c), bit 2 it
+// holds a message's ACK for an answer to carry (ack_hold_ns), bit 3 it puts
+// no ACK on its data.
 World::World(Input &in) {
   static const uint32_t kMss[] = {1024, 4096, 256, 1500};
   static const uint16_t kPeerPaths[] = {4, 1, 2, 64};
@@ -426,6 +429,8 @@ World::World(Input &in) {
   cfg.rto_min_ns = 200'000;
   cfg.tlp_min_ns = 50'000;
   cfg.ack_delay_ns = 5'000;
+  cfg.ack_hold_ns = (b2 & 4) ? 3'000 : 0;
+  cfg.ack_bodies = !(b2 & 8);
   cfg.probe_interval_ns = 500'000;
   cfg.epoch_ns = 2'000'000;
   cfg.dead_ns = 200'000'000;
@@ -530,7 +535,8 @@ void World::rx_bytes(const uint8_t *data, size_t len, bool ce) {
   if (autodrain) drain();
 }
 
-// Encode @pkt, append @blen block bytes or @payload bytes of pattern.
+// Encode @pkt, append @blen block bytes (an ACK's blocks, or a data
+// packet's ACK body) and @payload bytes of pattern.
 void World::deliver(const mroce_pkt &pkt, const uint8_t *blocks, uint32_t blen,
                     uint32_t payload, bool ce) {
   std::vector<uint8_t> b(MROCE_MAX_HDR_LEN + blen + payload);
@@ -613,32 +619,33 @@ void World::cmd_data(Input &in) {
     d.orig = in.u8();
     d.total = 8;
   }
-  deliver(p, nullptr, 0, plen, s >> 7);
+  // an ACK body between the extension and the payload (ack_blocks())
+  std::vector<uint8_t> body;
+  if (h.flags & MROCE_F_ACK_BODY) {
+    mroce_ack_ext ext{};
+    std::vector<uint8_t> blk = ack_blocks(in, in.u8(), ext);
+    body.resize(MROCE_ACK_EXT_LEN);
+    mroce_wire_put_ack_ext(&ext, body.data());
+    body.insert(body.end(), blk.begin(), blk.end());
+  }
+  deliver(p, body.data(), static_cast<uint32_t>(body.size()), plen, s >> 7);
 }
 
-// 'A': an ACK from the peer.  s: bit 0 ECE, 1-2 path blocks, 3-4 stream
-// entries.  Path block: path, cum_psn (0 snd_nxt, 1 snd_una, 2 snd_high,
-// else near snd_una), SACK mode, timestamps and ECN counts.  Stream entry:
-// stream, msn (0 tx_next, 1 tx_end, 2 tx_una, else near tx_una), status,
-// nack_msn, attempt (0: the message's current one), RNR delay.
-void World::cmd_ack(Input &in) {
-  uint8_t s = in.u8();
-  mroce_pkt p{};
-  p.hdr.opcode = MROCE_OP_ACK;
-  p.hdr.dst_conn = c->id;
-  p.hdr.src_conn = peer();
-  p.hdr.path = static_cast<uint16_t>(in.u8() % c->npaths);
-  p.hdr.ts = static_cast<uint32_t>(now);
-  p.hdr.flags = (s & 1) ? MROCE_F_ECE : 0;
+// The blocks of an ACK, or of a data packet's ACK body.  s: bits 1-2 path
+// blocks, 3-4 stream entries.  Path block: path, cum_psn (0 snd_nxt, 1
+// snd_una, 2 snd_high, else near snd_una), SACK mode, timestamps and ECN
+// counts.  Stream entry: stream, msn (0 tx_next, 1 tx_end, 2 tx_una, else
+// near tx_una), status, nack_msn, attempt (0: the message's current one),
+// RNR delay.
+std::vector<uint8_t> World::ack_blocks(Input &in, uint8_t s, mroce_ack_ext &ext) {
   uint8_t hint = in.u8();
-  p.ack.rate_hint = hint == 0xff ? MROCE_RATE_NONE : hint * 100'000u;
-  p.ack.npaths = (s >> 1) & 3;
-  p.ack.nstreams = (s >> 3) & 3;
-  std::vector<uint8_t> blk(p.ack.npaths * MROCE_ACK_PATH_LEN +
-                           p.ack.nstreams * MROCE_ACK_STREAM_LEN);
+  ext.rate_hint = hint == 0xff ? MROCE_RATE_NONE : hint * 100'000u;
+  ext.npaths = (s >> 1) & 3;
+  ext.nstreams = (s >> 3) & 3;
+  std::vector<uint8_t> blk(ext.npaths * MROCE_ACK_PATH_LEN +
+                           ext.nstreams * MROCE_ACK_STREAM_LEN);
   uint8_t *b = blk.data();
-
-  for (unsigned i = 0; i < p.ack.npaths; i++, b += MROCE_ACK_PATH_LEN) {
+  for (unsigned i = 0; i < ext.npaths; i++, b += MROCE_ACK_PATH_LEN) {
     uint8_t ps = in.u8();
     mroce_ack_path ap{};
     ap.path = static_cast<uint16_t>(ps < 0xf0 ? ps % c->npaths : ps % 64);
@@ -676,7 +683,7 @@ void World::cmd_ack(Input &in) {
     ap.ce_count = pp.peer_ce + in.u8();
     mroce_wire_put_ack_path(&ap, b);
   }
-  for (unsigned i = 0; i < p.ack.nstreams; i++, b += MROCE_ACK_STREAM_LEN) {
+  for (unsigned i = 0; i < ext.nstreams; i++, b += MROCE_ACK_STREAM_LEN) {
     uint8_t qs = in.u8();
     Qp &q = pick(qs);
     const mroce_stream &st = q.st;
@@ -691,6 +698,20 @@ void World::cmd_ack(Input &in) {
     e.rnr_delay_us = in.u8();
     mroce_wire_put_ack_stream(&e, b);
   }
+  return blk;
+}
+
+// 'A': an ACK from the peer.  s: bit 0 ECE, the rest as ack_blocks().
+void World::cmd_ack(Input &in) {
+  uint8_t s = in.u8();
+  mroce_pkt p{};
+  p.hdr.opcode = MROCE_OP_ACK;
+  p.hdr.dst_conn = c->id;
+  p.hdr.src_conn = peer();
+  p.hdr.path = static_cast<uint16_t>(in.u8() % c->npaths);
+  p.hdr.ts = static_cast<uint32_t>(now);
+  p.hdr.flags = (s & 1) ? MROCE_F_ECE : 0;
+  std::vector<uint8_t> blk = ack_blocks(in, s, p.ack);
   deliver(p, blk.data(), static_cast<uint32_t>(blk.size()), 0, false);
 }
 

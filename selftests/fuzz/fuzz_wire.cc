@@ -73,11 +73,17 @@ void same_ext(const mroce_pkt &a, const mroce_pkt &b) {
                a.hdr.opcode);
 }
 
+// The blocks of an ACK, or of the ACK body a data packet carries.
 void check_ack_blocks(const uint8_t *buf, size_t size, const mroce_pkt &pkt) {
   const uint32_t need = pkt.ack.npaths * MROCE_ACK_PATH_LEN +
                         pkt.ack.nstreams * MROCE_ACK_STREAM_LEN;
-  FUZZ_REQUIRE(pkt.payload_len == need, "ACK length %u, blocks need %u",
-               pkt.payload_len, need);
+  if (pkt.hdr.opcode == MROCE_OP_ACK)
+    FUZZ_REQUIRE(pkt.ack_off == pkt.payload_off && pkt.payload_len == need,
+                 "ACK length %u, blocks need %u", pkt.payload_len, need);
+  else
+    FUZZ_REQUIRE(pkt.payload_off - pkt.ack_off == need,
+                 "ACK body blocks [%u, %u), need %u", pkt.ack_off,
+                 pkt.payload_off, need);
   FUZZ_REQUIRE(pkt.ack.npaths <= MROCE_MAX_PATHS, "ACK with %u path blocks",
                pkt.ack.npaths);
   std::vector<uint8_t> blk(MROCE_ACK_PATH_LEN);
@@ -86,7 +92,7 @@ void check_ack_blocks(const uint8_t *buf, size_t size, const mroce_pkt &pkt) {
     mroce_wire_ack_path(buf, &pkt, i, &ap);
     FUZZ_REQUIRE(ap.path < MROCE_MAX_PATHS, "ACK path id %u", ap.path);
     mroce_wire_put_ack_path(&ap, blk.data());
-    size_t at = pkt.payload_off + i * MROCE_ACK_PATH_LEN;
+    size_t at = pkt.ack_off + i * MROCE_ACK_PATH_LEN;
     FUZZ_REQUIRE(at + MROCE_ACK_PATH_LEN <= size, "path block %u past end", i);
     FUZZ_REQUIRE(!std::memcmp(blk.data(), buf + at, MROCE_ACK_PATH_LEN),
                  "path block %u does not re-encode to its bytes", i);
@@ -97,7 +103,7 @@ void check_ack_blocks(const uint8_t *buf, size_t size, const mroce_pkt &pkt) {
     FUZZ_REQUIRE(!(as.stream & ~MROCE_STREAM_MASK), "stream id %#x", as.stream);
     FUZZ_REQUIRE(as.status <= MROCE_ST_MAX, "stream status %u", as.status);
     mroce_wire_put_ack_stream(&as, blk.data());
-    size_t at = pkt.payload_off + pkt.ack.npaths * MROCE_ACK_PATH_LEN +
+    size_t at = pkt.ack_off + pkt.ack.npaths * MROCE_ACK_PATH_LEN +
                 i * MROCE_ACK_STREAM_LEN;
     FUZZ_REQUIRE(at + MROCE_ACK_STREAM_LEN <= size, "stream entry %u past end",
                  i);
@@ -121,8 +127,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const mroce_hdr &h = a.hdr;
   int ext = mroce_wire_ext_len(h.opcode);
   FUZZ_REQUIRE(ext >= 0, "accepted unknown opcode %#x", h.opcode);
-  FUZZ_REQUIRE(a.payload_off == MROCE_HDR_LEN + static_cast<uint32_t>(ext),
-               "payload_off %u", a.payload_off);
+  const uint32_t ext_end = MROCE_HDR_LEN + static_cast<uint32_t>(ext);
+  const bool body = h.flags & MROCE_F_ACK_BODY;
+  FUZZ_REQUIRE(!body || mroce_op_sequenced(h.opcode), "ACK body on opcode %#x",
+               h.opcode);
+  FUZZ_REQUIRE(a.ack_off == (body ? ext_end + MROCE_ACK_EXT_LEN : ext_end),
+               "ack_off %u", a.ack_off);
+  FUZZ_REQUIRE(body || a.payload_off == ext_end, "payload_off %u",
+               a.payload_off);
   FUZZ_REQUIRE(a.payload_off + a.payload_len == len,
                "payload [%u, +%u) does not end the packet (%u)", a.payload_off,
                a.payload_len, len);
@@ -138,13 +150,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  "segment [%u, +%u) outside message of %u", d.offset,
                  a.payload_len, d.total);
   }
-  if (h.opcode == MROCE_OP_ACK) check_ack_blocks(data, size, a);
+  if (h.opcode == MROCE_OP_ACK || body) check_ack_blocks(data, size, a);
 
   // Canonical: the header and extension re-encode to the very same bytes.
   std::vector<uint8_t> out(size);
   uint32_t n = mroce_wire_encode(&a, out.data());
-  FUZZ_REQUIRE(n == a.payload_off, "encode wrote %u, decode consumed %u", n,
-               a.payload_off);
+  FUZZ_REQUIRE(n == ext_end, "encode wrote %u, extension ends at %u", n,
+               ext_end);
+  if (body) {  // the ACK body's extension is canonical too
+    mroce_wire_put_ack_ext(&a.ack, out.data() + n);
+    n += MROCE_ACK_EXT_LEN;
+  }
   for (uint32_t i = 0; i < n; i++)
     if (out[i] != data[i])
       die("byte %u re-encodes as %#x, input had %#x (opcode %#x)", i, out[i],

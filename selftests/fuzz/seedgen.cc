@@ -261,6 +261,11 @@ struct Prog {
         .u8(0)
         .u8(hint);
   }
+  // a data packet's ACK body (after its data() record): npaths, nstreams,
+  // then path() and entry() records as for ack()
+  Prog &body(uint8_t npaths, uint8_t nstreams, uint8_t hint = 0) {
+    return u8(static_cast<uint8_t>(npaths << 1 | nstreams << 3)).u8(hint);
+  }
   // a path block: cum special (0 nxt, 1 una, 2 high), SACK mode, holes
   Prog &path(uint8_t pid, uint8_t cum, uint8_t mode, uint8_t every = 3) {
     u8(pid).u8(cum).u8(mode);
@@ -301,6 +306,22 @@ void conn_rx_programs() {
                  .ack(1, 0)
                  .path(3, 0, 0)
                  .timer(6)
+                 .b);
+  // ping-pong with ACKs on the data: the peer's answer WRITE acknowledges
+  // ours, the victim holds its ACK of the answer for its next WRITE
+  write_seed(t, "ping-pong-ack-body",
+             Prog(kCfg0, kCfg1, 4)
+                 .post(0, pWRITE, z8)
+                 .drain()
+                 .data(0, dWRITE, 0, 0, 0, 0,
+                       MROCE_F_ACK_REQ | MROCE_F_LAST | MROCE_F_ACK_BODY, z8,
+                       0)
+                 .body(1, 1)
+                 .path(0, 0, 0)
+                 .entry(0, 0, MROCE_ST_OK)
+                 .post(0, pWRITE, z8)
+                 .drain()
+                 .timer(2)
                  .b);
   // requester: loss with holes, then timers: SACK recovery, TLP, RTO
   write_seed(t, "write-loss",
@@ -638,10 +659,9 @@ void wire_seeds() {
       if (mroce_wire_decode(pkt.data(), static_cast<uint32_t>(pkt.size()), &d))
         throw std::runtime_error("harness sent an invalid packet");
       char key[64];
+      // d.ack is zero unless an ACK or a data packet's ACK body
       std::snprintf(key, sizeof(key), "op%02x-f%02x-%u-%u", d.hdr.opcode,
-                    d.hdr.flags,
-                    d.hdr.opcode == MROCE_OP_ACK ? d.ack.npaths : 0,
-                    d.hdr.opcode == MROCE_OP_ACK ? d.ack.nstreams : 0);
+                    d.hdr.flags, d.ack.npaths, d.ack.nstreams);
       if (!seen.insert(key).second) continue;
       if (d.payload_len > 64 && mroce_op_sequenced(d.hdr.opcode)) {
         // keep it valid: shrink the segment and the message together

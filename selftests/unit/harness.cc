@@ -441,4 +441,24 @@ void connect_qps(Fabric &f, uint32_t a, uint32_t b, uint32_t mss) {
     throw std::logic_error("attach failed");
 }
 
+bool one_path_pair(Fabric &f, uint64_t delay_ns, const mroce_cfg &cfg,
+                   uint64_t share_capacity) {
+  for (int d = 0; d < 2; d++) {
+    f.routes[d].assign(1, Route{});
+    f.routes[d][0].delay_ns = delay_ns;
+    f.routes[d][0].gbps = 100;
+  }
+  f.add_endpoint(cfg);
+  Endpoint &b = f.add_endpoint(cfg);
+  if (share_capacity)
+    mroce_share_init(&b.share, share_capacity, 1'000'000, f.now);
+  if (!f.connect()) return false;
+  if (share_capacity) {
+    mroce_share_join(&b.share, b.conn);
+    b.share_on = true;
+  }
+  connect_qps(f, 1, 2);
+  return true;
+}
+
 }  // namespace mroce::test

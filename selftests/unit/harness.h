@@ -164,4 +164,10 @@ mroce_cfg test_cfg(uint32_t npaths = 4, uint32_t mss = 1024);
 // Connect a QP pair (id a on ep 0, id b on ep 1) with default parameters.
 void connect_qps(Fabric &f, uint32_t a, uint32_t b, uint32_t mss = 1024);
 
+// Two endpoints joined by one route of @delay_ns each way at 100 Gb/s, both
+// with @cfg, connected, QP 1 of endpoint 0 to QP 2 of endpoint 1.  A
+// non-zero @share_capacity (bytes/s) gives endpoint 1 a receiver fair share.
+bool one_path_pair(Fabric &f, uint64_t delay_ns, const mroce_cfg &cfg,
+                   uint64_t share_capacity = 0);
+
 }  // namespace mroce::test

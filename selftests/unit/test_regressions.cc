@@ -12,29 +12,6 @@ using namespace mroce::test;
 
 namespace {
 
-// Two endpoints joined by one route of @delay_ns each way at 100 Gb/s, both
-// with @cfg, connected, QP 1 of endpoint 0 to QP 2 of endpoint 1.  A
-// non-zero @share_capacity (bytes/s) gives endpoint 1 a receiver fair share.
-bool one_path_pair(Fabric &f, uint64_t delay_ns, const mroce_cfg &cfg,
-                   uint64_t share_capacity = 0) {
-  for (int d = 0; d < 2; d++) {
-    f.routes[d].assign(1, Route{});
-    f.routes[d][0].delay_ns = delay_ns;
-    f.routes[d][0].gbps = 100;
-  }
-  f.add_endpoint(cfg);
-  Endpoint &b = f.add_endpoint(cfg);
-  if (share_capacity)
-    mroce_share_init(&b.share, share_capacity, 1'000'000, f.now);
-  if (!f.connect()) return false;
-  if (share_capacity) {
-    mroce_share_join(&b.share, b.conn);
-    b.share_on = true;
-  }
-  connect_qps(f, 1, 2);
-  return true;
-}
-
 // A WRITE of @len bytes of @fill to region @rkey.
 SendWr one_write(uint32_t rkey, uint32_t len, uint8_t fill) {
   SendWr w;

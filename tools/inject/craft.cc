@@ -128,7 +128,7 @@ Crafted craft(Kind k, std::mt19937_64 &rng) {
   case Kind::Flags: {
     c.bytes = valid_write(rng, 8);
     // An undefined bit, or ECE, which only ACKs may carry.
-    uint16_t bad = (rng() & 1) ? static_cast<uint16_t>(0x0020u << (rng() % 11))
+    uint16_t bad = (rng() & 1) ? static_cast<uint16_t>(0x0040u << (rng() % 10))
                                : static_cast<uint16_t>(MROCE_F_ECE);
     uint16_t f = mroce_get_be16(c.bytes.data() + 2);
     mroce_put_be16(static_cast<uint16_t>(f | bad), c.bytes.data() + 2);
