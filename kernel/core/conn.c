@@ -260,8 +260,9 @@ static void adopt_peer(struct mroce_conn *c, const struct mroce_pkt *pkt)
  * late (data sprayed over other paths overtook it) or lost.  Dropping the
  * packet would make the peer time out before it has an RTT sample, so take
  * the peer's id now and run conservatively (one path, the smallest dsn
- * window, payloads that fit any Ethernet MTU) until its ACCEPT brings its
- * parameters; keep asking with CONNECT.
+ * window, the smallest payload a hello may state: a resent packet keeps
+ * its payload, so the ACCEPT must only grow them) until its ACCEPT brings
+ * its parameters; keep asking with CONNECT.
  */
 void mroce_conn_implicit_accept(struct mroce_conn *c,
 				const struct mroce_hdr *h, u64 now)
@@ -270,7 +271,7 @@ void mroce_conn_implicit_accept(struct mroce_conn *c,
 	c->peer_nonce = 0;	/* unknown until the ACCEPT */
 	c->npaths = 1;
 	c->tx_dsn_window = MROCE_PATH_WINDOW;
-	c->tx_mss = MROCE_MIN(c->cfg.mss, MROCE_SAFE_PAYLOAD);
+	c->tx_mss = MROCE_MIN(c->cfg.mss, MROCE_MIN_PAYLOAD);
 	c->hello_at = now;
 	c->state = MROCE_CONN_ESTABLISHED;
 	c->last_progress_ns = now;

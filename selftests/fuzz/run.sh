@@ -59,6 +59,8 @@ for t in $targets; do
 	mkdir -p "$run/corpus" "$run/artifacts"
 	seeds=$top/selftests/fuzz/corpus/$t
 	[ -d "$seeds" ] && cp "$seeds"/* "$run/corpus/" 2>/dev/null
+	found=$top/selftests/fuzz/found/$t
+	[ -d "$found" ] && cp "$found"/* "$run/corpus/" 2>/dev/null
 	# shellcheck disable=SC2086
 	timeout $((secs * 2 + 120)) "$build/selftests/fuzz/$t" \
 		-max_total_time="$secs" -max_len="$(max_len "$t")" -timeout=10 \

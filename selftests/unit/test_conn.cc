@@ -674,7 +674,7 @@ TEST(Handshake, HelloStatesWhatThisEndReceives) {
   mroce_hdr h{};
   h.src_conn = A.conn->id;
   mroce_conn_implicit_accept(B.conn, &h, f.now);
-  ASSERT_EQ(B.conn->tx_mss, uint32_t{MROCE_SAFE_PAYLOAD});
+  ASSERT_EQ(B.conn->tx_mss, uint32_t{MROCE_MIN_PAYLOAD});
   f.run([&] { return stated.size() >= 3; }, 1'000'000'000);
   ASSERT_GE(stated.size(), 3u);
   for (uint16_t v : stated) EXPECT_EQ(v, 8192);

@@ -370,7 +370,11 @@ TEST(Wire, SpecExamplesDecodeAndReencode) {
     ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK) << "example " << i;
     std::vector<uint8_t> re(b.size());
     uint32_t n = mroce_wire_encode(&d, re.data());
-    if (d.hdr.opcode == MROCE_OP_ACK) {
+    if (d.hdr.flags & MROCE_F_ACK_BODY) {
+      mroce_wire_put_ack_ext(&d.ack, &re[n]);
+      n += MROCE_ACK_EXT_LEN;
+    }
+    if (d.hdr.opcode == MROCE_OP_ACK || (d.hdr.flags & MROCE_F_ACK_BODY)) {
       for (unsigned k = 0; k < d.ack.npaths; k++) {
         mroce_ack_path ap;
         mroce_wire_ack_path(b.data(), &d, k, &ap);
@@ -408,6 +412,34 @@ TEST(Wire, SpecAckExampleMeaning) {
   EXPECT_EQ(as.status, MROCE_ST_RNR);
   EXPECT_EQ(as.nack_msn, 257u);
   EXPECT_EQ(as.rnr_delay_us, 100);
+}
+
+TEST(Wire, SpecAckBodyExampleMeaning) {
+  auto ex = spec_examples();
+  const std::vector<uint8_t> *w = nullptr;
+  for (auto &b : ex)
+    if (b.size() > 3 && b[1] == MROCE_OP_WRITE && (b[3] & MROCE_F_ACK_BODY))
+      w = &b;
+  ASSERT_NE(w, nullptr);
+  mroce_pkt d;
+  ASSERT_EQ(decode(*w, &d), MROCE_WIRE_OK);
+  EXPECT_EQ(d.payload_len, 4u);
+  EXPECT_EQ((*w)[d.payload_off], 0xca);
+  EXPECT_EQ(d.data.va, 0x7f0000300000ull);
+  EXPECT_EQ(d.ack.rate_hint, MROCE_RATE_NONE);
+  ASSERT_EQ(d.ack.npaths, 1);
+  ASSERT_EQ(d.ack.nstreams, 1);
+  mroce_ack_path ap;
+  mroce_wire_ack_path(w->data(), &d, 0, &ap);
+  EXPECT_EQ(ap.path, 1);
+  EXPECT_EQ(ap.cum_psn, 43u);
+  EXPECT_EQ(ap.ack_delay, 2000u);
+  EXPECT_EQ(ap.rcv_count, 42u);
+  mroce_ack_stream as;
+  mroce_wire_ack_stream(w->data(), &d, 0, &as);
+  EXPECT_EQ(as.stream, 0x34u);
+  EXPECT_EQ(as.msn, 257u);
+  EXPECT_EQ(as.status, MROCE_ST_OK);
 }
 
 }  // namespace
