@@ -226,13 +226,17 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		}
 		return;
 	default:
-		/* the ACK a data packet carries, then the data (§4) */
-		if (h->flags & MROCE_F_ACK_BODY) {
+		/*
+		 * The data first, which an application may be polling for,
+		 * then the ACK it carries (§4: they are independent).
+		 */
+		rx_sequenced(c, pkt, m, now);
+		if ((h->flags & MROCE_F_ACK_BODY) &&
+		    c->state == MROCE_CONN_ESTABLISHED) {
 			c->stats.rx_ack_bodies++;
 			c->timer_dirty = ~0ull;
 			mroce_ack_rx(c, pkt, buf, now);
 		}
-		rx_sequenced(c, pkt, m, now);
 		mroce_ack_soft_resolve(c, now);
 	}
 }

@@ -7,7 +7,7 @@
 # by +-30% and two boots differ more than two variants in one boot.
 #
 #   tools/bench/ab.sh [--seconds S] [--losses "0 1"] [--repeat N]
-#                     [--tests "ib_write_bw:65536 ..."] [--lat-iters N] [--pin]
+#                     [--tests "ib_write_bw:65536 ib_write_bw:65536:-b ..."] [--lat-iters N] [--pin]
 #                     NAME=KO[,param=v..]..
 #
 #   tools/bench/ab.sh base=/tmp/old/metaroce.ko new=metaroce.ko \

@@ -64,23 +64,31 @@ for round in $(seq "$repeat"); do
 		for loss in $losses; do
 			if [ "$loss" = 0 ]; then dp_netem; else dp_netem loss "$loss%"; fi
 			for t in $tests; do
+				# tool:size[:extra,perftest,flags]
 				tool=${t%%:*}
 				size=${t#*:}
-				log=ab_r${round}_${name}_${loss}_$tool$size
+				extra=
+				if [ "$size" != "${size#*:}" ]; then
+					extra=$(echo "${size#*:}" | tr , ' ')
+					size=${size%%:*}
+				fi
+				log=ab_r${round}_${name}_${loss}_$tool$size$(echo "$extra" | tr -d ' ')
 				case $tool in
 				*_lat)
-					if dp_perftest "$log" "$tool" -s "$size" -n "$lat_iters"; then
-						row "$name" "$round" "$loss" "$tool:$size:typ" "$DP_LAT" usec ok
-						row "$name" "$round" "$loss" "$tool:$size:avg" "$DP_LAT_AVG" usec ok
+					# shellcheck disable=SC2086
+					if dp_perftest "$log" "$tool" -s "$size" -n "$lat_iters" $extra; then
+						row "$name" "$round" "$loss" "$t:typ" "$DP_LAT" usec ok
+						row "$name" "$round" "$loss" "$t:avg" "$DP_LAT_AVG" usec ok
 					else
-						row "$name" "$round" "$loss" "$tool:$size:typ" "" usec failed
+						row "$name" "$round" "$loss" "$t:typ" "" usec failed
 					fi
 					;;
 				*)
-					if dp_perftest "$log" "$tool" -s "$size" -D "$secs"; then
-						row "$name" "$round" "$loss" "$tool:$size" "$DP_BW" MB/s ok
+					# shellcheck disable=SC2086
+					if dp_perftest "$log" "$tool" -s "$size" -D "$secs" $extra; then
+						row "$name" "$round" "$loss" "$t" "$DP_BW" MB/s ok
 					else
-						row "$name" "$round" "$loss" "$tool:$size" "" MB/s failed
+						row "$name" "$round" "$loss" "$t" "" MB/s failed
 					fi
 					;;
 				esac
