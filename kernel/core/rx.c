@@ -69,8 +69,8 @@ static bool rx_path(struct mroce_conn *c, struct mroce_path *p,
 	    (asked && !last))
 		c->ack_now = 1;
 	else if (asked)
-		c->ack_soft = 1;
-	if (!c->ack_now && !c->ack_at)
+		c->ack_soft = 1;	/* sets its own deadline if held */
+	else if (!c->ack_at)
 		c->ack_at = now + c->cfg.ack_delay_ns;
 	return true;
 }
