@@ -181,6 +181,8 @@ static const char *mroce_fail_name(u32 cause)
 		return "no progress with data outstanding (dead_ms)";
 	case MROCE_FAIL_RESTARTED:
 		return "the peer opened a new connection (it restarted, or its end failed)";
+	case MROCE_FAIL_PAYLOAD:
+		return "the peer's payload limit is below packets already sent (its ACCEPT came late)";
 	}
 	return "unknown cause";
 }

@@ -43,9 +43,9 @@ static unsigned int ack_hold_us;
 module_param(ack_hold_us, uint, 0644);
 MODULE_PARM_DESC(ack_hold_us, "how long a message's ACK may wait for an answer to carry it, microseconds, at most ack_delay_us (default 0: never)");
 
-static unsigned int ack_bodies = 1;
+static unsigned int ack_bodies;
 module_param(ack_bodies, uint, 0644);
-MODULE_PARM_DESC(ack_bodies, "put owed ACKs on outgoing data packets (default 1)");
+MODULE_PARM_DESC(ack_bodies, "put owed ACKs on outgoing data packets that have room (default 0)");
 
 static unsigned int rto_init_us = 50000;
 module_param(rto_init_us, uint, 0644);

@@ -33,7 +33,7 @@ void mroce_cfg_default(struct mroce_cfg *cfg)
 	cfg->conn_max_cwnd = MROCE_MAX_PATHS * MROCE_PATH_WINDOW * 4096u;
 	cfg->ack_every = 4;
 	cfg->ack_delay_ns = 20000;
-	cfg->ack_bodies = 1;
+	cfg->ack_bodies = 0;
 	cfg->rto_init_ns = 4000000;
 	cfg->rto_min_ns = 1000000;
 	cfg->rto_max_ns = 500000000;
@@ -255,14 +255,33 @@ static void adopt_peer(struct mroce_conn *c, const struct mroce_pkt *pkt)
 }
 
 /*
+ * The hello that completes an implicit accept: paths and window can only
+ * grow, and so can the payload unless the peer states less than we sent
+ * meanwhile (a link below IPv6's minimum MTU).  A resent packet keeps its
+ * payload, so those packets could never get through: refuse the peer's
+ * parameters rather than retransmit them until the dead timer.
+ */
+static void adopt_implicit(struct mroce_conn *c, const struct mroce_pkt *pkt)
+{
+	u32 mss = pkt->hello.max_payload ? pkt->hello.max_payload :
+		  MROCE_DEFAULT_PAYLOAD;
+
+	if (c->implicit_len > mss) {
+		mroce_conn_fail(c, MROCE_FAIL_PAYLOAD);
+		c->reset_pending = 1;
+		return;
+	}
+	adopt_peer(c, pkt);
+}
+
+/*
  * A CONNECTING endpoint got a packet addressed to its own connection id: the
  * peer has processed our CONNECT and is established, and its ACCEPT is
  * late (data sprayed over other paths overtook it) or lost.  Dropping the
  * packet would make the peer time out before it has an RTT sample, so take
  * the peer's id now and run conservatively (one path, the smallest dsn
- * window, the smallest payload a hello may state: a resent packet keeps
- * its payload, so the ACCEPT must only grow them) until its ACCEPT brings
- * its parameters; keep asking with CONNECT.
+ * window, payloads that fit any link that carries IPv6) until its ACCEPT
+ * brings its parameters; keep asking with CONNECT.
  */
 void mroce_conn_implicit_accept(struct mroce_conn *c,
 				const struct mroce_hdr *h, u64 now)
@@ -271,7 +290,8 @@ void mroce_conn_implicit_accept(struct mroce_conn *c,
 	c->peer_nonce = 0;	/* unknown until the ACCEPT */
 	c->npaths = 1;
 	c->tx_dsn_window = MROCE_PATH_WINDOW;
-	c->tx_mss = MROCE_MIN(c->cfg.mss, MROCE_MIN_PAYLOAD);
+	c->tx_mss = MROCE_MIN(c->cfg.mss, MROCE_IMPLICIT_PAYLOAD);
+	c->implicit_len = 0;
 	c->hello_at = now;
 	c->state = MROCE_CONN_ESTABLISHED;
 	c->last_progress_ns = now;
@@ -308,8 +328,9 @@ void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 				 * on every path: nothing may shrink under them.
 				 */
 				if (!c->peer_nonce)
-					adopt_peer(c, pkt);
-				c->accept_pending = 1;	/* our ACCEPT was lost */
+					adopt_implicit(c, pkt);
+				if (c->state == MROCE_CONN_ESTABLISHED)
+					c->accept_pending = 1;	/* ours was lost */
 				return;
 			}
 			/* the peer restarted: what we had with it is gone */
@@ -333,7 +354,7 @@ void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		   pkt->hdr.src_conn == c->peer_id) {
 		/* completes an implicit accept; a repeat changes nothing */
 		if (!c->peer_nonce)
-			adopt_peer(c, pkt);
+			adopt_implicit(c, pkt);
 	} else {
 		c->stats.rx_drop_state++;
 	}

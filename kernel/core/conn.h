@@ -90,6 +90,7 @@ enum mroce_fail_cause {
 	MROCE_FAIL_NO_ANSWER	= 0x10,	/* CONNECT never answered */
 	MROCE_FAIL_DEAD		= 0x11,	/* data outstanding, no progress */
 	MROCE_FAIL_RESTARTED	= 0x12,	/* CONNECT with another nonce */
+	MROCE_FAIL_PAYLOAD	= 0x13,	/* ACCEPT below payloads already sent */
 };
 
 /*
@@ -297,9 +298,11 @@ struct mroce_conn {
 	u32 share_epoch;	/* share epoch of our last data */
 	u8 share_light;		/* below the equal share in the last epoch */
 	/* a message's ACK was asked for: at once, or held (ack_hold_ns) */
-	u8 ack_soft;
+	u8 ack_soft:1;
 	/* new data with room for an ACK body left since the last data came */
-	u8 ack_hold_ok;
+	u8 ack_hold_ok:1;
+	/* largest payload sent before the ACCEPT of an implicit accept */
+	u16 implicit_len;
 	u32 rto_rounds;		/* timer passes with an RTO since then */
 	u32 retx_cap;
 	u64 peer_nonce;

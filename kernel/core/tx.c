@@ -266,6 +266,9 @@ static void emit_data(struct mroce_conn *c, struct mroce_path *p,
 	 */
 	if (!retx && !mroce_conn_outstanding(c))
 		mroce_conn_progress(c, now);
+	/* before the peer's parameters: what its ACCEPT must allow */
+	if (unlikely(!c->peer_nonce) && ref->len > c->implicit_len)
+		c->implicit_len = (u16)ref->len;
 	mroce_path_sent(c, p, ref, now);
 	/*
 	 * The packet that fills the path's (or the connection's) window asks

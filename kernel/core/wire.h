@@ -27,6 +27,8 @@ extern "C" {
 #define MROCE_MIN_PAYLOAD	256	/* smallest max_payload a hello states */
 #define MROCE_MAX_PAYLOAD	65535
 #define MROCE_DEFAULT_PAYLOAD	4096	/* what max_payload 0 means */
+/* payloads before the peer's parameters are known: fit any IPv6 link */
+#define MROCE_IMPLICIT_PAYLOAD	1024
 #define MROCE_PATH_WINDOW	256	/* packets in flight per path == SACK bits */
 #define MROCE_SACK_WORDS	(MROCE_PATH_WINDOW / 64)
 #define MROCE_DSN_WINDOW	16384	/* data sequence window per direction */

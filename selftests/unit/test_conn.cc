@@ -674,10 +674,65 @@ TEST(Handshake, HelloStatesWhatThisEndReceives) {
   mroce_hdr h{};
   h.src_conn = A.conn->id;
   mroce_conn_implicit_accept(B.conn, &h, f.now);
-  ASSERT_EQ(B.conn->tx_mss, uint32_t{MROCE_MIN_PAYLOAD});
+  ASSERT_EQ(B.conn->tx_mss, uint32_t{MROCE_IMPLICIT_PAYLOAD});
   f.run([&] { return stated.size() >= 3; }, 1'000'000'000);
   ASSERT_GE(stated.size(), 3u);
   for (uint16_t v : stated) EXPECT_EQ(v, 8192);
 }
+
+// The ACCEPT that completes an implicit accept may state a payload limit
+// below the 1024 bytes sent meanwhile (a link under IPv6's minimum MTU).
+// A resent packet keeps its payload, so those could never get through: the
+// connection fails at once, with its own cause, rather than at the dead
+// timer; below what was sent, the peer's limit is simply adopted.
+void late_accept(uint16_t max_payload, uint32_t write_len, bool want_fail) {
+  Fabric f{14};
+  for (int d = 0; d < 2; d++) f.routes[d].assign(1, Route{});
+  f.add_endpoint(test_cfg(1, 8192));
+  f.add_endpoint(test_cfg(1, 8192));
+  connect_qps(f, 1, 2, 8192);
+  Endpoint &A = f.ep(0), &B = f.ep(1);
+  B.drop = [](Endpoint &, const uint8_t *, uint32_t) { return true; };
+  mroce_conn_open(B.conn, f.now);
+  B.drain(f.now);
+  mroce_hdr h{};
+  h.src_conn = A.conn->id;
+  mroce_conn_implicit_accept(B.conn, &h, f.now);
+  if (write_len) {
+    SendWr w;
+    w.msg.op = MROCE_OP_WRITE;
+    w.msg.cookie = 1;
+    w.msg.len = write_len;
+    w.msg.rkey = 0x100;
+    w.data.assign(write_len, 1);
+    ASSERT_EQ(B.post_send(B.qp(2), std::move(w)), 0);
+    B.drain(f.now);
+    EXPECT_EQ(B.conn->implicit_len, std::min(write_len, 1024u));
+  }
+  mroce_pkt p{};
+  p.hdr.opcode = MROCE_OP_ACCEPT;
+  p.hdr.dst_conn = B.conn->id;
+  p.hdr.src_conn = A.conn->id;
+  p.hello = {0x77, B.conn->nonce, 1, max_payload, 4096};
+  std::vector<uint8_t> b(MROCE_MAX_HDR_LEN);
+  b.resize(mroce_wire_encode(&p, b.data()));
+  mroce_pkt d;
+  ASSERT_EQ(mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), &d),
+            MROCE_WIRE_OK);
+  mroce_rx_meta m{b.data(), 0};
+  mroce_conn_rx(B.conn, &d, b.data(), &m, f.now);
+  if (want_fail) {
+    EXPECT_EQ(B.conn->state, MROCE_CONN_FAILED);
+    EXPECT_EQ(B.conn->fail_reason, uint32_t{MROCE_FAIL_PAYLOAD});
+    EXPECT_EQ(B.qp(2).scq.size(), 1u);  // the WRITE: retry exceeded
+  } else {
+    EXPECT_EQ(B.conn->state, MROCE_CONN_ESTABLISHED);
+    EXPECT_EQ(B.conn->tx_mss, uint32_t{max_payload});
+  }
+}
+
+TEST(Handshake, LateAcceptBelowPayloadsSentFails) { late_accept(256, 2000, true); }
+TEST(Handshake, LateAcceptBelowIdleImplicitAdopts) { late_accept(256, 0, false); }
+TEST(Handshake, LateAcceptAboveWhatWasSentAdopts) { late_accept(512, 300, false); }
 
 }  // namespace
