@@ -241,6 +241,12 @@ void mroce_conn_fail(struct mroce_conn *c, u32 reason)
 	c->ops->conn_event(c->ctx, c, MROCE_EV_FAILED, reason);
 }
 
+/* The largest payload a hello says its sender receives. */
+static u32 hello_payload(const struct mroce_hello *hl)
+{
+	return hl->max_payload ? hl->max_payload : MROCE_DEFAULT_PAYLOAD;
+}
+
 /* Adopt the peer's parameters from a CONNECT or ACCEPT. */
 static void adopt_peer(struct mroce_conn *c, const struct mroce_pkt *pkt)
 {
@@ -249,9 +255,7 @@ static void adopt_peer(struct mroce_conn *c, const struct mroce_pkt *pkt)
 	c->npaths = MROCE_MIN(c->cfg.npaths, (u32)pkt->hello.max_paths);
 	c->tx_dsn_window = MROCE_MIN(c->cfg.dsn_window,
 				     pkt->hello.dsn_window);
-	c->tx_mss = MROCE_MIN(c->cfg.mss, pkt->hello.max_payload ?
-			      (u32)pkt->hello.max_payload :
-			      MROCE_DEFAULT_PAYLOAD);
+	c->tx_mss = MROCE_MIN(c->cfg.mss, hello_payload(&pkt->hello));
 }
 
 /*
@@ -263,10 +267,7 @@ static void adopt_peer(struct mroce_conn *c, const struct mroce_pkt *pkt)
  */
 static void adopt_implicit(struct mroce_conn *c, const struct mroce_pkt *pkt)
 {
-	u32 mss = pkt->hello.max_payload ? pkt->hello.max_payload :
-		  MROCE_DEFAULT_PAYLOAD;
-
-	if (c->implicit_len > mss) {
+	if (c->implicit_len > hello_payload(&pkt->hello)) {
 		mroce_conn_fail(c, MROCE_FAIL_PAYLOAD);
 		c->reset_pending = 1;
 		return;

@@ -139,6 +139,14 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		mroce_stream_rx(c, st, pkt, m, now);
 }
 
+/* An ACK, or a data packet's ACK body: our deadlines as a sender move. */
+static void rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		   const void *buf, u64 now)
+{
+	c->timer_dirty = ~0ull;
+	mroce_ack_rx(c, pkt, buf, now);
+}
+
 void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		   const void *buf, const struct mroce_rx_meta *m, u64 now)
 {
@@ -212,8 +220,7 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		return;
 	case MROCE_OP_ACK:
 		c->stats.rx_acks++;
-		c->timer_dirty = ~0ull;
-		mroce_ack_rx(c, pkt, buf, now);
+		rx_ack(c, pkt, buf, now);
 		mroce_ack_soft_resolve(c, now);
 		return;
 	case MROCE_OP_POLL:
@@ -234,8 +241,7 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		if ((h->flags & MROCE_F_ACK_BODY) &&
 		    c->state == MROCE_CONN_ESTABLISHED) {
 			c->stats.rx_ack_bodies++;
-			c->timer_dirty = ~0ull;
-			mroce_ack_rx(c, pkt, buf, now);
+			rx_ack(c, pkt, buf, now);
 		}
 		mroce_ack_soft_resolve(c, now);
 	}

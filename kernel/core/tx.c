@@ -244,12 +244,42 @@ static bool ackreq_pending(const struct mroce_path *p)
 #define MROCE_ACK_BODY_MIN	(MROCE_ACK_EXT_LEN + MROCE_ACK_PATH_LEN + \
 				 MROCE_ACK_STREAM_LEN)
 
+/*
+ * A data packet whose headers end at @hlen, with @len bytes of payload:
+ * the ACK owed to the peer rides along if it fits (§4, ACK body).  Returns
+ * the new end of the headers.
+ */
+static u32 add_ack_body(struct mroce_conn *c, u16 flags, u32 len, bool retx,
+			u64 now, void *buf, u32 cap, u32 hlen)
+{
+	u32 room, end;
+
+	/*
+	 * What this packet may add and still be no larger than a full one
+	 * (the largest header and tx_mss fit the path MTU), and the buffer.
+	 */
+	room = MROCE_MIN(cap, MROCE_MAX_HDR_LEN + c->tx_mss);
+	room = room > hlen + len ? room - len : hlen;
+	/*
+	 * New data with room for an ACK: the peer's next message may wait a
+	 * moment for it to come back the same way (§11), as an answer would.
+	 */
+	if (!retx && room - hlen >= MROCE_ACK_BODY_MIN)
+		c->ack_hold_ok = 1;
+	if (!c->ack_mask && !c->norphan && mroce_list_empty(&c->ackq))
+		return hlen;
+	end = mroce_ack_body(c, now, (u8 *)buf, hlen, room);
+	if (!end)
+		return hlen;
+	mroce_put_be16(flags | MROCE_F_ACK_BODY, (u8 *)buf + 2);
+	return end;
+}
+
 static void emit_data(struct mroce_conn *c, struct mroce_path *p,
 		      const struct mroce_pktref *ref, bool retx, u64 now,
 		      void *buf, u32 cap, struct mroce_tx *tx)
 {
 	struct mroce_pkt pkt;
-	u32 room, end;
 
 	memset(tx, 0, sizeof(*tx));
 	hdr_common(c, &pkt, 0, p, now);
@@ -286,28 +316,9 @@ static void emit_data(struct mroce_conn *c, struct mroce_path *p,
 		p->ackreq_on = 1;
 	}
 	tx->hdr_len = mroce_wire_encode(&pkt, buf);
-	/*
-	 * What this packet may add and still be no larger than a full one
-	 * (the largest header and tx_mss fit the path MTU), and the buffer.
-	 */
-	room = MROCE_MIN(cap, MROCE_MAX_HDR_LEN + c->tx_mss);
-	room = room > tx->hdr_len + ref->len ? room - ref->len : tx->hdr_len;
-	/*
-	 * New data with room for an ACK: the peer's next message may wait a
-	 * moment for it to come back the same way (§11), as an answer would.
-	 */
-	if (!retx && room - tx->hdr_len >= MROCE_ACK_BODY_MIN)
-		c->ack_hold_ok = 1;
-	/* an ACK owed to the peer rides along, if it fits (§4, ACK body) */
-	if (c->cfg.ack_bodies &&
-	    (c->ack_mask || c->norphan || !mroce_list_empty(&c->ackq))) {
-		end = mroce_ack_body(c, now, (u8 *)buf, tx->hdr_len, room);
-		if (end) {
-			mroce_put_be16(pkt.hdr.flags | MROCE_F_ACK_BODY,
-				       (u8 *)buf + 2);
-			tx->hdr_len = end;
-		}
-	}
+	if (c->cfg.ack_bodies)
+		tx->hdr_len = add_ack_body(c, pkt.hdr.flags, ref->len, retx,
+					   now, buf, cap, tx->hdr_len);
 	tx->sport = p->sport;
 	tx->path = p->id;
 	tx->ect = 1;
