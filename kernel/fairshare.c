@@ -72,6 +72,8 @@ void mroce_share_setup(struct mroce_dev *mdev)
 void mroce_share_add(struct mroce_dev *mdev, struct mroce_conn *conn)
 {
 	spin_lock_bh(&mdev->share_lock);
+	/* a change of the parameter applies from the next connection on */
+	mdev->share.grants = !!READ_ONCE(mroce_share_grants);
 	mroce_share_join(&mdev->share, conn);
 	share_kick(mdev);
 	spin_unlock_bh(&mdev->share_lock);

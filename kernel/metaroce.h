@@ -525,6 +525,7 @@ extern unsigned int mroce_timer_slack_ns;
 extern unsigned int mroce_tx_budget;
 extern unsigned int mroce_tx_zerocopy;
 extern unsigned int mroce_share_epoch_us;
+extern unsigned int mroce_share_grants;
 extern unsigned int mroce_capacity_mbps;
 extern unsigned int mroce_idle_peer_s;
 extern unsigned int mroce_max_peers;

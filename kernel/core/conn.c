@@ -12,6 +12,8 @@
  */
 #include "internal.h"
 
+#define NS_PER_SEC	1000000000ull
+
 const char *const mroce_conn_state_names[5] = {
 	[MROCE_CONN_IDLE]		= "idle",
 	[MROCE_CONN_CONNECTING]		= "connecting",
@@ -306,6 +308,29 @@ static void establish(struct mroce_conn *c, u64 now)
 	c->ops->conn_event(c->ctx, c, MROCE_EV_ESTABLISHED, 0);
 }
 
+/*
+ * The peer's ACCEPT grants us a first rate: pace our first data at it, the
+ * first packet at a random point of one packet time at that rate.  The
+ * senders of an incast that connect at once then neither put their first
+ * windows into the receiver's port together (64 windows of 2 packets are
+ * 5 times a 100-KiB marking threshold) nor their first packets.
+ */
+static void start_granted(struct mroce_conn *c, u32 grant, u64 now)
+{
+	u64 gap;
+
+	if (!grant || grant == MROCE_RATE_NONE)
+		return;
+	c->rate_hint = grant;
+	if (!mroce_conn_paced(c))
+		return;
+	gap = mroce_div64((u64)(c->tx_mss + MROCE_HDR_LEN) * NS_PER_SEC,
+			  (u64)grant * 1000);
+	gap = MROCE_MIN(gap, 0x7fffffffull);
+	c->pace_next_ns = now + (u32)mroce_rand(c) % ((u32)gap + 1);
+	c->pace_late_ok = 0;
+}
+
 void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			 u64 now)
 {
@@ -350,6 +375,7 @@ void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	}
 	if (c->state == MROCE_CONN_CONNECTING) {
 		adopt_peer(c, pkt);
+		start_granted(c, hl->rate_hint, now);
 		establish(c, now);
 	} else if (c->state == MROCE_CONN_ESTABLISHED &&
 		   pkt->hdr.src_conn == c->peer_id) {

@@ -30,6 +30,7 @@ void mroce_share_join(struct mroce_share *s, struct mroce_conn *c)
 	c->share_epoch = s->epoch_id - 1;	/* its first data counts */
 	c->rx_hint = s->hint;
 	mroce_list_add_tail(&c->share_node, &s->conns);
+	s->nmembers++;
 }
 
 void mroce_share_leave(struct mroce_conn *c)
@@ -37,6 +38,7 @@ void mroce_share_leave(struct mroce_conn *c)
 	if (!c->share)
 		return;
 	mroce_list_del(&c->share_node);
+	c->share->nmembers--;
 	c->share = NULL;
 	c->rx_hint = MROCE_RATE_NONE;
 }
@@ -55,6 +57,24 @@ void mroce_share_rx(struct mroce_share *s, struct mroce_conn *c)
 			      0xfffffffeull);
 	if (hint && hint < s->hint)
 		s->hint = hint;
+}
+
+u32 mroce_share_grant(struct mroce_share *s, struct mroce_conn *c)
+{
+	u64 g;
+	u32 hint;
+
+	if (!s->grants || !s->capacity)
+		return 0;
+	mroce_share_rx(s, c);
+	g = mroce_div64(mroce_div64(s->capacity,
+				    MROCE_MAX(MROCE_MAX(s->cur_active,
+							s->nmembers), 1u)),
+			1000);
+	hint = mroce_share_hint(s);
+	if (hint != MROCE_RATE_NONE && hint < g)
+		g = hint;
+	return (u32)MROCE_MAX(MROCE_MIN(g, 0xfffffffeull), 1ull);
 }
 
 static u64 member_rate(struct mroce_conn *c, u64 elapsed)

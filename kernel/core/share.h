@@ -29,6 +29,8 @@ struct mroce_share {
 	u32 epoch_id;
 	u32 ce_frac;		/* CE-marked fraction of recent data, of ONE */
 	u32 drained;		/* the drain term was on in this epoch */
+	u32 grants;		/* grant new connections a first rate */
+	u32 nmembers;		/* connections sharing the capacity */
 	u64 epochs;
 	struct mroce_list conns;
 };
@@ -47,6 +49,18 @@ void mroce_share_leave(struct mroce_conn *c);
  * increment to a race, which only delays that correction to the epoch.
  */
 void mroce_share_rx(struct mroce_share *s, struct mroce_conn *c);
+
+/*
+ * The first rate we grant a connection a peer opens to us (our ACCEPT
+ * carries it), 1000 B/s, or 0 for none.  The capacity split equally among
+ * every connection we have, as if all of them were about to send: the
+ * peers of an incast connect within a few packet times of each other, so
+ * the share as it stands (capacity / senders seen so far) would grant the
+ * first ones most of the port and build the very queue a grant is for.
+ * The connection counts as a sender from now on, as its first data would;
+ * the ACK of that data brings the share as it is by then.
+ */
+u32 mroce_share_grant(struct mroce_share *s, struct mroce_conn *c);
 
 #define MROCE_SHARE_CE_ONE	1024u
 #define MROCE_SHARE_CE_SHIFT	4	/* EWMA gain 1/16 per packet */

@@ -83,6 +83,8 @@ static bool poll_ctrl(struct mroce_conn *c, u64 now, void *buf,
 		c->accept_pending = 0;
 		hdr_common(c, &pkt, MROCE_OP_ACCEPT, p, now);
 		pkt.hello.echo_nonce = c->peer_nonce;
+		if (c->share)
+			pkt.hello.rate_hint = mroce_share_grant(c->share, c);
 		goto hello;
 	}
 	if (c->close_pending) {

@@ -161,6 +161,7 @@ static enum mroce_wire_err decode_ext(const u8 *e, struct mroce_pkt *pkt)
 		pkt->hello.max_paths = mroce_get_be16(e + 16);
 		pkt->hello.max_payload = mroce_get_be16(e + 18);
 		pkt->hello.dsn_window = mroce_get_be32(e + 20);
+		pkt->hello.rate_hint = mroce_get_be32(e + 24);
 		if (!pkt->hello.nonce || plen)
 			return plen ? MROCE_WIRE_LENGTH : MROCE_WIRE_FIELD;
 		if ((op == MROCE_OP_CONNECT) != !pkt->hello.echo_nonce)
@@ -174,6 +175,8 @@ static enum mroce_wire_err decode_ext(const u8 *e, struct mroce_pkt *pkt)
 		if (!is_pow2(pkt->hello.dsn_window) ||
 		    pkt->hello.dsn_window < MROCE_PATH_WINDOW ||
 		    pkt->hello.dsn_window > (1u << 20))
+			return MROCE_WIRE_FIELD;
+		if (mroce_get_be32(e + 28))	/* reserved */
 			return MROCE_WIRE_FIELD;
 		return MROCE_WIRE_OK;
 	case MROCE_OP_RESET:
@@ -433,6 +436,8 @@ u32 mroce_wire_encode(const struct mroce_pkt *pkt, void *buf)
 		mroce_put_be16(pkt->hello.max_paths, e + 16);
 		mroce_put_be16(pkt->hello.max_payload, e + 18);
 		mroce_put_be32(pkt->hello.dsn_window, e + 20);
+		mroce_put_be32(pkt->hello.rate_hint, e + 24);
+		mroce_put_be32(0, e + 28);	/* reserved */
 		break;
 	case MROCE_OP_RESET:
 		mroce_put_be32(pkt->reset.reason, e);

@@ -98,7 +98,7 @@ enum mroce_reset_reason {
 #define MROCE_READ_RESP_EXT_LEN	8
 #define MROCE_ATOMIC_EXT_LEN	32
 #define MROCE_ATOMIC_RESP_EXT_LEN 8
-#define MROCE_HELLO_EXT_LEN	24
+#define MROCE_HELLO_EXT_LEN	32
 #define MROCE_RESET_EXT_LEN	8
 #define MROCE_PROBE_ACK_EXT_LEN	8
 #define MROCE_ACK_EXT_LEN	8
@@ -145,6 +145,11 @@ struct mroce_hello {
 	u16 max_paths;
 	u16 max_payload;	/* largest data payload it receives; 0: 4096 */
 	u32 dsn_window;
+	/*
+	 * The sender's first fair share for the peer's data, 1000 B/s (its
+	 * receiver grants a start rate); 0: none, send as the window allows
+	 */
+	u32 rate_hint;
 };
 
 struct mroce_ack_path {

@@ -45,7 +45,9 @@ void same_ext(const mroce_pkt &a, const mroce_pkt &b) {
       eq = a.hello.nonce == b.hello.nonce &&
            a.hello.echo_nonce == b.hello.echo_nonce &&
            a.hello.max_paths == b.hello.max_paths &&
-           a.hello.dsn_window == b.hello.dsn_window;
+           a.hello.dsn_window == b.hello.dsn_window &&
+           a.hello.max_payload == b.hello.max_payload &&
+           a.hello.rate_hint == b.hello.rate_hint;
       break;
     case MROCE_OP_RESET:
       eq = a.reset.reason == b.reset.reason;

@@ -141,7 +141,7 @@ TEST(AckBody, Rejections) {
     p.hdr.opcode = op;
     p.hdr.dst_conn = op == MROCE_OP_CONNECT ? 0 : 1;  // it has none yet
     p.hdr.src_conn = 2;
-    p.hello = {1, 0, 8, 9000, 4096};
+    p.hello = {1, 0, 8, 9000, 4096, 0};
     std::vector<uint8_t> c(MROCE_MAX_HDR_LEN + kBody);
     c.resize(mroce_wire_encode(&p, c.data()));
     ASSERT_EQ(decode(c, &d), MROCE_WIRE_OK) << int(op);

@@ -713,7 +713,7 @@ void late_accept(uint16_t max_payload, uint32_t write_len, bool want_fail) {
   p.hdr.opcode = MROCE_OP_ACCEPT;
   p.hdr.dst_conn = B.conn->id;
   p.hdr.src_conn = A.conn->id;
-  p.hello = {0x77, B.conn->nonce, 1, max_payload, 4096};
+  p.hello = {0x77, B.conn->nonce, 1, max_payload, 4096, 0};
   std::vector<uint8_t> b(MROCE_MAX_HDR_LEN);
   b.resize(mroce_wire_encode(&p, b.data()));
   mroce_pkt d;

@@ -596,3 +596,65 @@ TEST(Regression, AWindowLimitedSenderDoesNotBurstAboveTheHint) {
   EXPECT_GE(min_span, 8'000u) << "three packets left within " << min_span
                               << " ns at a 1 Gb/s hint";
 }
+
+// Simulator (64->1 incast at connection open): 64 first windows of 2
+// packets are 5 times the receiver port's 100-KiB marking threshold, a
+// queue that took 60 RTTs to drain under the hints.  The receiver's ACCEPT
+// now grants the connector a first rate (capacity / the receiver's
+// connections), and the connector paces its first data at it, the first
+// packet at a random point of one packet time.  Without grants the first
+// window leaves back to back, as before.
+TEST(Grant, AcceptGrantsAFirstRateThatPacesTheFirstData) {
+  for (bool grants : {false, true}) {
+    Fabric f{11};
+    auto cfg = test_cfg(1, 1024);
+    for (int d = 0; d < 2; d++) {
+      f.routes[d].assign(1, Route{});
+      f.routes[d][0].delay_ns = 50'000;  // a 100-us round trip
+      f.routes[d][0].gbps = 100;
+    }
+    f.add_endpoint(cfg);
+    Endpoint &b = f.add_endpoint(cfg);
+    mroce_share_init(&b.share, 125'000'000, 1'000'000, f.now);  // 1 Gb/s
+    b.share.grants = grants;
+    mroce_share_join(&b.share, b.conn);
+    // a second connection of the receiver's, idle: the grant is half
+    std::vector<uint8_t> other(sizeof(mroce_conn));
+    auto *idle = reinterpret_cast<mroce_conn *>(other.data());
+    mroce_list_init(&idle->share_node);
+    mroce_share_join(&b.share, idle);
+    b.share_on = true;
+    uint32_t granted = 0;
+    f.ep(1).tap = [&](Endpoint &, const uint8_t *buf, uint32_t n) {
+      mroce_pkt p;
+      if (mroce_wire_decode(buf, n, &p) == MROCE_WIRE_OK &&
+          p.hdr.opcode == MROCE_OP_ACCEPT)
+        granted = p.hello.rate_hint;
+    };
+    ASSERT_TRUE(f.connect());
+    connect_qps(f, 1, 2);
+    const uint64_t t0 = f.now;  // the ACCEPT's arrival
+    EXPECT_EQ(granted, grants ? 62'500u : 0u);
+    EXPECT_EQ(f.ep(0).conn->rate_hint, grants ? 62'500u : MROCE_RATE_NONE);
+    std::vector<uint64_t> sent;  // data packets before the first ACK
+    f.ep(0).tap = [&](Endpoint &e, const uint8_t *buf, uint32_t n) {
+      mroce_pkt p;
+      if (mroce_wire_decode(buf, n, &p) == MROCE_WIRE_OK &&
+          p.hdr.opcode == MROCE_OP_WRITE && !e.conn->stats.rx_acks)
+        sent.push_back(f.now);
+    };
+    uint32_t rkey = f.ep(1).add_region(0, 8 * 1024);
+    ASSERT_TRUE(write_to_completion(f, one_write(rkey, 8 * 1024, 3), 1'000'000'000));
+    ASSERT_GE(sent.size(), 4u);
+    // 1024 + 40 bytes at 62.5 MB/s: 17 us
+    if (grants) {
+      EXPECT_LE(sent[0] - t0, 17'100u);
+      for (size_t i = 1; i < sent.size(); i++)
+        EXPECT_GE(sent[i] - sent[i - 1], 16'900u) << i;
+    } else {
+      EXPECT_LT(sent[1] - sent[0], 1'000u);  // the first window, at once
+    }
+    mroce_share_leave(idle);
+    EXPECT_EQ(b.share.nmembers, 1u);
+  }
+}

@@ -93,10 +93,10 @@ TEST(Wire, EveryOpcodeRoundTrips) {
     switch (op) {
       case MROCE_OP_CONNECT:
         p.hdr.dst_conn = 0;
-        p.hello = {0x1234, 0, 8, 8192, 4096};
+        p.hello = {0x1234, 0, 8, 8192, 4096, 0};
         break;
       case MROCE_OP_ACCEPT:
-        p.hello = {0x1234, 0x5678, 8, 0, 4096};
+        p.hello = {0x1234, 0x5678, 8, 0, 4096, 125000};
         break;
       case MROCE_OP_RESET:
         p.reset.reason = MROCE_RESET_UNKNOWN_CONN;
@@ -221,13 +221,20 @@ TEST(Wire, GoldenConnectPacket) {
       "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
       "00 00 00 00 00 00 00 00"
       "00 00 00 00 c0 ff ee 01 00 00 00 00 00 00 00 00"
-      "00 04 00 00 00 00 40 00");
+      "00 04 00 00 00 00 40 00 00 01 86 a0 00 00 00 00");
   mroce_pkt d;
   ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK);
   EXPECT_EQ(d.hdr.opcode, MROCE_OP_CONNECT);
   EXPECT_EQ(d.hello.nonce, 0xc0ffee01ull);
   EXPECT_EQ(d.hello.max_paths, 4);
   EXPECT_EQ(d.hello.dsn_window, 16384u);
+  EXPECT_EQ(d.hello.rate_hint, 100000u);  // 100 MB/s
+  // the hello's last 4 bytes are reserved
+  b.back() = 1;
+  EXPECT_EQ(decode(b, &d), MROCE_WIRE_FIELD);
+  // the hello before the rate grant (24 bytes) is short
+  b.resize(b.size() - 8);
+  EXPECT_EQ(decode(b, &d), MROCE_WIRE_SHORT);
 }
 
 struct Bad {
@@ -294,7 +301,7 @@ TEST(Wire, RejectsBadAckLengthAndBlocks) {
 TEST(Wire, RejectsBadHello) {
   mroce_pkt p = base(MROCE_OP_CONNECT);
   p.hdr.dst_conn = 0;
-  p.hello = {1, 0, 8, 9000, 4096};
+  p.hello = {1, 0, 8, 9000, 4096, 0};
   mroce_pkt d;
   auto b = encode(p);
   ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK);

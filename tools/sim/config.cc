@@ -388,6 +388,16 @@ const std::vector<Option> &options() {
        with([](Config &c, const std::string &v) -> std::string {
          return parse_time(v, c.metaroce.share_epoch) ? "" : bad("a time");
        })},
+      {"metaroce_grants",
+       "1: a receiver grants a new connection a first rate in its ACCEPT (capacity / its "
+       "connections); 0: none (default)",
+       with([](Config &c, const std::string &v) -> std::string {
+         uint32_t x = 0;
+         if (!parse_u32(v, x) || x > 1)
+           return bad("0 or 1");
+         c.metaroce.grants = x != 0;
+         return "";
+       })},
       // --- RoCEv2 baseline ---
       {"rocev2_rto", "initial retransmission timeout (doubles up to rocev2_rto_max)",
        with([](Config &c, const std::string &v) -> std::string {

@@ -244,6 +244,7 @@ MetaRoceTransport::MetaRoceTransport(TransportEnv &env, const MetaRoceParams &pa
   if (params.health_epoch)
     cfg_.epoch_ns = params.health_epoch / kNs;
   mroce_share_init(&share_, share_capacity(), std::max<uint64_t>(params.share_epoch / kNs, 1), 0);
+  share_.grants = params.grants;
 }
 
 MetaRoceTransport::~MetaRoceTransport() {
@@ -612,6 +613,10 @@ void MetaRoceTransport::on_packet(uint32_t, const Packet &pkt) {
     ++env_.stats().rejected_packets;
     return;
   }
+  // A grant counts the connection as a sender from its CONNECT: start the
+  // epoch clock first, or its first tick would forget the count.
+  if (dp.hdr.opcode == MROCE_OP_CONNECT && params_.grants && params_.share_epoch && !share_armed_)
+    arm_share();
   const mroce_rx_meta meta{rxbuf_.data(), static_cast<u8>(pkt.ecn == kCe)};
   {
     CoreCall call(dir_);

@@ -53,6 +53,9 @@ struct MetaRoceParams {
   uint32_t init_window = 2;
   Time share_epoch = 100 * kUs; // receiver fair-share epoch; 0 disables hints
   Time health_epoch = 0;        // path health check period; 0 keeps the core's
+  // A receiver grants a connection opened to it a first rate in the
+  // ACCEPT: its capacity / its connections (share.h).
+  bool grants = false;
 };
 
 class MetaRoceTransport;
