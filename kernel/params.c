@@ -111,9 +111,9 @@ unsigned int mroce_share_epoch_us = 1000;
 module_param_named(share_epoch_us, mroce_share_epoch_us, uint, 0644);
 MODULE_PARM_DESC(share_epoch_us, "fair share epoch, microseconds (default 1000)");
 
-unsigned int mroce_share_grants;
+unsigned int mroce_share_grants = 1;
 module_param_named(share_grants, mroce_share_grants, uint, 0644);
-MODULE_PARM_DESC(share_grants, "grant a connection a peer opens a first rate in the ACCEPT: capacity / our connections (default 0: no grants)");
+MODULE_PARM_DESC(share_grants, "grant a connection a peer opens a first rate in the ACCEPT: capacity / our connections (default 1; 0: no grants)");
 
 unsigned int mroce_idle_peer_s = 60;
 module_param_named(idle_peer_s, mroce_idle_peer_s, uint, 0644);

@@ -390,7 +390,7 @@ const std::vector<Option> &options() {
        })},
       {"metaroce_grants",
        "1: a receiver grants a new connection a first rate in its ACCEPT (capacity / its "
-       "connections); 0: none (default)",
+       "connections; default); 0: none",
        with([](Config &c, const std::string &v) -> std::string {
          uint32_t x = 0;
          if (!parse_u32(v, x) || x > 1)

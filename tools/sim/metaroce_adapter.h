@@ -54,8 +54,10 @@ struct MetaRoceParams {
   Time share_epoch = 100 * kUs; // receiver fair-share epoch; 0 disables hints
   Time health_epoch = 0;        // path health check period; 0 keeps the core's
   // A receiver grants a connection opened to it a first rate in the
-  // ACCEPT: its capacity / its connections (share.h).
-  bool grants = false;
+  // ACCEPT: its capacity / its connections (share.h).  An incast that
+  // starts as its connections open then settles before its first ACKs
+  // (sim-results.md, Incast); needs the share (share_epoch > 0).
+  bool grants = true;
 };
 
 class MetaRoceTransport;

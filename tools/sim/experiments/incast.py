@@ -6,8 +6,11 @@
 N senders on one switch (star, 100 Gb/s, 1 MiB per port, ECN at 100 KiB)
 each send S bytes to host 0 at t=0: N=16 with S=8 MiB, N=64 with S=2 MiB
 (about 11 ms at line rate either way).  MetaRoCE with the receiver's rate
-hints (fair-share epoch 100 us, the default; and 20 us), without them
-(--metaroce_share_epoch 0), and RoCEv2 with DCQCN.  Seed 1.
+hints (fair-share epoch 100 us) and its grants in the ACCEPTs (every sender
+starts paced at capacity / the receiver's connections): the defaults; the
+same without grants (--metaroce_grants 0); with a 20-us epoch; without
+hints (--metaroce_share_epoch 0, so no grants either); and RoCEv2 with
+DCQCN.  Seed 1.
 
 Rates are what the receiver gets from each sender (--timeline 2us
 --timeline_flows 1).  Definitions:
@@ -40,7 +43,8 @@ every change of what each sender enforces; --timeline_link h0~p0.sw
                every sender's enforced rate is within 10% of the fair share
                AND the receiver port's queue is at most the ECN threshold
                (100 KiB) at every bin end;
-  time to settle = settled - t1, also in base RTTs;
+  time to settle = settled - t1, also in base RTTs (negative: every sender
+               was at its share, and the queue at most K, before any ACK came);
   gap rate     a departure's payload / the time since the sender's previous
                departure; per sender and base-RTT bin the median of the gap
                rates of the departures in it (bins without one have none);
@@ -61,7 +65,8 @@ from simlib import plt
 CASES = [(16, "8MiB"), (64, "2MiB")]
 BIN = "2us"
 VARIANTS = [
-    ("MetaRoCE, hints 100us", "metaroce", {}),
+    ("MetaRoCE, hints 100us + grants", "metaroce", {}),
+    ("MetaRoCE, hints 100us, no grants", "metaroce", {"metaroce_grants": 0}),
     ("MetaRoCE, hints 20us", "metaroce", {"metaroce_share_epoch": "20us"}),
     ("MetaRoCE, no hints", "metaroce", {"metaroce_share_epoch": 0}),
     ("RoCEv2 + DCQCN", "rocev2", {}),
@@ -295,7 +300,9 @@ def main():
 
     for n, _ in CASES:
         sel = [(l, r, row) for (nn, l), r, row in zip(labels, runs, rows) if nn == n]
-        fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharey=True)
+        fig, axes = plt.subplots(2, 3, figsize=(16, 7), sharey=True)
+        for ax in axes.flat[len(sel):]:
+            ax.set_visible(False)
         csv_rows = []
         for ax, (label, r, row) in zip(axes.flat, sel):
             w_bins = round(row["window_us"] / (r["timeline"]["interval_s"] * 1e6))
@@ -326,7 +333,9 @@ def main():
 def tx_plot(n, sel, rtt_us, out):
     """Per sender: the enforced rate (steps), the departure-gap medians (dots),
     and the receiver port's queue, from t = 0 to the time the plot needs."""
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+    fig, axes = plt.subplots(2, 3, figsize=(16, 7))
+    for ax in axes.flat[len(sel):]:
+        ax.set_visible(False)
     csv_rows = []
     for ax, (label, r, row) in zip(axes.flat, sel):
         tl = r["timeline"]

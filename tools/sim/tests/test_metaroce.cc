@@ -220,6 +220,7 @@ TEST(MetaRoce, IncastAcksAtOnceAndDrainsItsStartUpQueue) {
   Config c = cfg("metaroce", 17, WorkloadKind::kIncast, 8ull << 20);
   c.topo.kind = TopologyKind::kStar;
   c.metaroce.init_window = 8;
+  c.metaroce.grants = false; // the queue comes from the first windows
   c.timeline = 2 * kUs;
   c.timeline_links = {"h0~p0.sw"};
   c.timeline_queues = true;
@@ -237,6 +238,32 @@ TEST(MetaRoce, IncastAcksAtOnceAndDrainsItsStartUpQueue) {
   for (size_t i = 75; i < 2500; i++) // 150 us .. 5 ms
     worst = std::max(worst, q[i]);
   EXPECT_LE(worst, 100u << 10);
+}
+
+TEST(MetaRoce, GrantedIncastNeverQueuesAboveTheMarkingThreshold) {
+  // 64 senders open their connections to one receiver at once.  Without
+  // grants their first windows (64 x 2 packets, 5x the ECN threshold K)
+  // meet in the receiver's port; with them each starts paced at capacity /
+  // the receiver's 64 connections, its first packet at a random point of
+  // one packet time, and the port's queue stays under K from the start.
+  auto peak = [](bool grants) {
+    Config c = cfg("metaroce", 65, WorkloadKind::kIncast, 256ull << 10);
+    c.topo.kind = TopologyKind::kStar;
+    c.metaroce.grants = grants;
+    c.timeline = 2 * kUs;
+    c.timeline_links = {"h0~p0.sw"};
+    c.timeline_queues = true;
+    const SimResult r = run(c);
+    expect_exactly_once(r);
+    EXPECT_EQ(r.fabric.packets_dropped(), 0u);
+    EXPECT_EQ(r.timeline.links.size(), 1u);
+    uint64_t worst = 0;
+    for (uint64_t v : r.timeline.links.at(0).queue_b_to_a)
+      worst = std::max(worst, v);
+    return worst;
+  };
+  EXPECT_LE(peak(true), 50u << 10);
+  EXPECT_GT(peak(false), 100u << 10);
 }
 
 TEST(MetaRoce, LossSweepStaysWithinItsBounds) {
