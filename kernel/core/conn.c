@@ -340,6 +340,7 @@ void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		switch (c->state) {
 		case MROCE_CONN_IDLE:
 		case MROCE_CONN_CONNECTING:	/* simultaneous open */
+			c->await_grant = c->state == MROCE_CONN_CONNECTING;
 			adopt_peer(c, pkt);
 			c->accept_pending = 1;
 			establish(c, now);
@@ -382,6 +383,14 @@ void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		/* completes an implicit accept; a repeat changes nothing */
 		if (!c->peer_nonce)
 			adopt_implicit(c, pkt);
+		/*
+		 * A simultaneous open established us on the peer's CONNECT,
+		 * which grants nothing: take the grant of the ACCEPT that
+		 * answers ours, unless an ACK has brought a hint already.
+		 */
+		if (c->await_grant && c->rate_hint == MROCE_RATE_NONE)
+			start_granted(c, hl->rate_hint, now);
+		c->await_grant = 0;
 	} else {
 		c->stats.rx_drop_state++;
 	}

@@ -301,6 +301,8 @@ struct mroce_conn {
 	u8 ack_soft:1;
 	/* new data with room for an ACK body left since the last data came */
 	u8 ack_hold_ok:1;
+	/* a simultaneous open: the ACCEPT answering our CONNECT grants */
+	u8 await_grant:1;
 	/* largest payload sent before the ACCEPT of an implicit accept */
 	u16 implicit_len;
 	u32 rto_rounds;		/* timer passes with an RTO since then */

@@ -605,7 +605,9 @@ TEST(Regression, AWindowLimitedSenderDoesNotBurstAboveTheHint) {
 // packet at a random point of one packet time.  Without grants the first
 // window leaves back to back, as before.
 TEST(Grant, AcceptGrantsAFirstRateThatPacesTheFirstData) {
-  for (bool grants : {false, true}) {
+  for (int mode : {0, 1, 2}) {  // no grants, grants, grants and both open
+    const bool grants = mode != 0;
+    SCOPED_TRACE(mode);
     Fabric f{11};
     auto cfg = test_cfg(1, 1024);
     for (int d = 0; d < 2; d++) {
@@ -624,14 +626,28 @@ TEST(Grant, AcceptGrantsAFirstRateThatPacesTheFirstData) {
     mroce_list_init(&idle->share_node);
     mroce_share_join(&b.share, idle);
     b.share_on = true;
-    uint32_t granted = 0;
+    uint32_t granted = UINT32_MAX;
     f.ep(1).tap = [&](Endpoint &, const uint8_t *buf, uint32_t n) {
       mroce_pkt p;
       if (mroce_wire_decode(buf, n, &p) == MROCE_WIRE_OK &&
           p.hdr.opcode == MROCE_OP_ACCEPT)
         granted = p.hello.rate_hint;
     };
-    ASSERT_TRUE(f.connect());
+    mroce_conn_open(f.ep(0).conn, f.now);
+    f.ep(0).drain(f.now);
+    if (mode == 2) {  // as the module does at RTR: both ends open
+      mroce_conn_open(b.conn, f.now);
+      b.drain(f.now);
+    }
+    // until the opener has the ACCEPT (in a simultaneous open it is
+    // established earlier, by the peer's CONNECT)
+    mroce_conn *a = f.ep(0).conn;
+    ASSERT_TRUE(f.run(
+        [&] {
+          return a->state == MROCE_CONN_ESTABLISHED && b.conn->state == MROCE_CONN_ESTABLISHED &&
+                 (grants ? a->rate_hint != MROCE_RATE_NONE : granted != UINT32_MAX);
+        },
+        1'000'000'000));
     connect_qps(f, 1, 2);
     const uint64_t t0 = f.now;  // the ACCEPT's arrival
     EXPECT_EQ(granted, grants ? 62'500u : 0u);
