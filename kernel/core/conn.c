@@ -12,8 +12,6 @@
  */
 #include "internal.h"
 
-#define NS_PER_SEC	1000000000ull
-
 const char *const mroce_conn_state_names[5] = {
 	[MROCE_CONN_IDLE]		= "idle",
 	[MROCE_CONN_CONNECTING]		= "connecting",
@@ -324,9 +322,8 @@ static void start_granted(struct mroce_conn *c, u32 grant, u64 now)
 	c->rate_hint = grant;
 	if (!mroce_conn_paced(c))
 		return;
-	gap = mroce_div64((u64)(c->tx_mss + MROCE_HDR_LEN) * NS_PER_SEC,
-			  (u64)grant * 1000);
-	gap = MROCE_MIN(gap, 0x7fffffffull);
+	gap = MROCE_MIN(mroce_pace_ns(c->tx_mss + MROCE_HDR_LEN, grant),
+			0x7fffffffull);
 	c->pace_next_ns = now + (u32)mroce_rand(c) % ((u32)gap + 1);
 	c->pace_late_ok = 0;
 }

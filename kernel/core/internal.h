@@ -11,6 +11,8 @@
 #include "conn.h"
 #include "share.h"
 
+#define NS_PER_SEC	1000000000ull
+
 /* ---- conn.c ---- */
 void mroce_conn_fail(struct mroce_conn *c, u32 reason);
 void mroce_conn_implicit_accept(struct mroce_conn *c,
@@ -213,6 +215,15 @@ static inline u32 mroce_conn_rx_hint(const struct mroce_conn *c)
 }
 
 /* ---- tx.c ---- */
+/*
+ * How long @bytes on the wire (payload and header) take at the peer's
+ * @hint (1000 B/s): the pacer's spacing.
+ */
+static inline u64 mroce_pace_ns(u64 bytes, u32 hint)
+{
+	return mroce_div64(bytes * NS_PER_SEC, (u64)hint * 1000);
+}
+
 void mroce_retx_push(struct mroce_conn *c, const struct mroce_pktref *ref);
 
 /* Data in flight, to retransmit or to send (inline: every next_timer). */

@@ -7,10 +7,7 @@
  * cases (all greedy, or a few light senders beside greedy ones), and keep
  * the epoch O(senders).
  */
-#include "share.h"
-#include "conn.h"
-
-#define NS_PER_SEC	1000000000ull
+#include "internal.h"
 
 void mroce_share_init(struct mroce_share *s, u64 capacity, u64 epoch_ns,
 		      u64 now)

@@ -13,7 +13,6 @@
  */
 #include "internal.h"
 
-#define NS_PER_SEC	1000000000ull
 
 void mroce_retx_push(struct mroce_conn *c, const struct mroce_pktref *ref)
 {
@@ -216,19 +215,17 @@ static bool conn_room(const struct mroce_conn *c, u32 len)
  */
 static void pace(struct mroce_conn *c, u32 len, u64 now)
 {
-	u64 rate, burst, start;
+	u64 burst, start;
 
 	if (!mroce_conn_paced(c))
 		return;
-	rate = (u64)c->rate_hint * 1000;
-	burst = mroce_div64((u64)(c->pace_late_ok ? c->cfg.pace_burst :
-				  c->tx_mss + MROCE_HDR_LEN) * NS_PER_SEC,
-			    rate);
+	burst = mroce_pace_ns(c->pace_late_ok ? c->cfg.pace_burst :
+			      c->tx_mss + MROCE_HDR_LEN, c->rate_hint);
 	start = c->pace_next_ns;
 	if (start + burst < now)
 		start = now - burst;
-	c->pace_next_ns = start + mroce_div64((u64)(len + MROCE_HDR_LEN) *
-					      NS_PER_SEC, rate);
+	c->pace_next_ns = start + mroce_pace_ns(len + MROCE_HDR_LEN,
+						c->rate_hint);
 }
 
 /* An earlier window-filling request of @p has not been answered yet. */

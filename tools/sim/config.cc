@@ -392,11 +392,7 @@ const std::vector<Option> &options() {
        "1: a receiver grants a new connection a first rate in its ACCEPT (capacity / its "
        "connections; default); 0: none",
        with([](Config &c, const std::string &v) -> std::string {
-         uint32_t x = 0;
-         if (!parse_u32(v, x) || x > 1)
-           return bad("0 or 1");
-         c.metaroce.grants = x != 0;
-         return "";
+         return parse_bool(v, c.metaroce.grants) ? "" : bad("0 or 1");
        })},
       // --- RoCEv2 baseline ---
       {"rocev2_rto", "initial retransmission timeout (doubles up to rocev2_rto_max)",
