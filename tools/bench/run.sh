@@ -13,10 +13,12 @@
 #                      [--drivers "rxe metaroce"] [--size BYTES] [--rps]
 #                      [--repeat N] [--no-pin]
 #
-# --repeat N measures everything N times in rounds (rxe, MetaRoCE, TCP,
-# then again), so a drift of the shared host hits every driver alike; the
-# table shows each figure's median and how far the rounds spread.  Single
-# TCG runs vary by about +-30%.
+# --repeat N measures everything N times in rounds (at each loss rxe and
+# MetaRoCE in turn, in the other order every other round; then TCP), so a
+# drift of the shared host hits every driver alike; the table shows each
+# figure's median and how far the rounds spread.  Single TCG runs vary by
+# about +-30%, and for a minute or two at a time a driver's latency can
+# double.
 #
 # perftest's server runs on the last CPU and its client on CPU 0 (taskset),
 # for both drivers.  Left to the scheduler, the two busy-polling processes

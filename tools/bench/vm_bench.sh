@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Guest half of tools/bench/run.sh (runs inside metaroce-vm): the same
-# impaired veth path, one driver at a time, then TCP.
+# impaired veth path, the drivers taking turns at each loss, then TCP.
 #
 #   init_net:  dev A 10.94.0.1 on veth a  <== netem loss L, both ends ==>  veth b 10.94.0.2 dev B
 #
 # rdma_rxe works only in init_net in 6.1, so both drivers run there (policy
 # routing forces A->B traffic out of the veth: selftests/verbs/datapath_lib.sh).
-# For each driver (rxe, metaroce) and loss (0, 0.1%, 1%, 10%): ib_write_bw
+# For each loss (0, 0.1%, 1%, 10%) and driver (rxe, metaroce, in turn): ib_write_bw
 # and ib_send_bw (64 KiB, -D), ib_write_lat (64 B: -D for the average, -n
 # for the median and 99th percentile); then iperf3 TCP over the same path.  Rows go to $BENCH_CSV as they are measured:
 #   driver,loss_pct,test,value,unit,status
@@ -61,8 +61,52 @@ row() {
 	mroce_log "$1 loss $2%: $3 = ${4:-n/a} $5 ($6)"
 }
 
-# One round: each driver over every loss, then TCP.
+# One driver at one loss: the bandwidth tests, then latency.
+bench_one() {
+	drv=$1
+	loss=$2
+	dp_initnet_devs "$drv"
+	set_loss "$loss"
+	for t in ib_write_bw ib_send_bw; do
+		if dp_perftest "bench_r${round}_${drv}_${loss}_$t" "$t" -s "$size" \
+			-q 1 -D "$secs"; then
+			row "$drv" "$loss" "$t" "$DP_BW" MB/s ok
+		else
+			row "$drv" "$loss" "$t" "" MB/s failed
+		fi
+	done
+	if dp_perftest "bench_r${round}_${drv}_${loss}_lat" ib_write_lat -s 64 \
+		-D "$secs"; then
+		# -D runs report the average in the "typical" column's place.
+		row "$drv" "$loss" ib_write_lat "$DP_LAT" usec ok
+	else
+		row "$drv" "$loss" ib_write_lat "" usec failed
+	fi
+	# The average is what a few stalls of the TCG host decide; an
+	# -n run also gives the median and the 99th percentile.
+	# Iterations shrink with the loss so rxe's 10% run (a
+	# retransmission timeout every few) stays in bounds.
+	log=bench_r${round}_${drv}_${loss}_latn
+	if dp_perftest "$log" ib_write_lat -s 64 -n "$(lat_iters "$loss")"; then
+		row "$drv" "$loss" ib_write_lat_typ "$DP_LAT" usec ok
+		row "$drv" "$loss" ib_write_lat_p99 "$DP_LAT_P99" usec ok
+	else
+		row "$drv" "$loss" ib_write_lat_typ "" usec failed
+	fi
+	dp_counters "$DP_DEV_A"
+	dp_netem
+	dp_initnet_devs_del
+}
+
+# One round: at each loss every driver in turn, then TCP.  The drivers
+# take turns at each loss, and every other round in the other order,
+# because the TCG host drifts: for a minute or two every driver's
+# latency can double (measured in one boot, tools/bench/ab.sh --pin, 10
+# rounds: rxe 19-22 us typical in most rounds, 31 in one).  Running one
+# driver over every loss and then the other put a minute and more
+# between the two measurements that a ratio compares.
 bench_drivers() {
+	avail=
 	for drv in $drivers; do
 		# A driver that cannot run here (module missing, no datapath) is
 		# recorded as such; the other one still runs.
@@ -73,39 +117,16 @@ bench_drivers() {
 			dp_initnet_devs_del
 			continue
 		fi
-		dp_initnet_devs "$drv"
-		for loss in $losses; do
-			set_loss "$loss"
-			for t in ib_write_bw ib_send_bw; do
-				if dp_perftest "bench_r${round}_${drv}_${loss}_$t" "$t" -s "$size" \
-					-q 1 -D "$secs"; then
-					row "$drv" "$loss" "$t" "$DP_BW" MB/s ok
-				else
-					row "$drv" "$loss" "$t" "" MB/s failed
-				fi
-			done
-			if dp_perftest "bench_r${round}_${drv}_${loss}_lat" ib_write_lat -s 64 \
-				-D "$secs"; then
-				# -D runs report the average in the "typical" column's place.
-				row "$drv" "$loss" ib_write_lat "$DP_LAT" usec ok
-			else
-				row "$drv" "$loss" ib_write_lat "" usec failed
-			fi
-			# The average is what a few stalls of the TCG host decide; an
-			# -n run also gives the median and the 99th percentile.
-			# Iterations shrink with the loss so rxe's 10% run (a
-			# retransmission timeout every few) stays in bounds.
-			log=bench_r${round}_${drv}_${loss}_latn
-			if dp_perftest "$log" ib_write_lat -s 64 -n "$(lat_iters "$loss")"; then
-				row "$drv" "$loss" ib_write_lat_typ "$DP_LAT" usec ok
-				row "$drv" "$loss" ib_write_lat_p99 "$DP_LAT_P99" usec ok
-			else
-				row "$drv" "$loss" ib_write_lat_typ "" usec failed
-			fi
+		if [ $((round % 2)) = 1 ]; then
+			avail="$avail $drv"
+		else
+			avail="$drv $avail"
+		fi
+	done
+	for loss in $losses; do
+		for drv in $avail; do
+			bench_one "$drv" "$loss"
 		done
-		dp_counters "$DP_DEV_A"
-		dp_netem
-		dp_initnet_devs_del
 	done
 }
 
