@@ -13,7 +13,6 @@
  */
 #include "internal.h"
 
-
 void mroce_retx_push(struct mroce_conn *c, const struct mroce_pktref *ref)
 {
 	/* a packet of a vanished stream will never go again: resolve it */

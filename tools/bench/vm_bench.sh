@@ -98,13 +98,12 @@ bench_one() {
 	dp_initnet_devs_del
 }
 
-# One round: at each loss every driver in turn, then TCP.  The drivers
-# take turns at each loss, and every other round in the other order,
-# because the TCG host drifts: for a minute or two every driver's
-# latency can double (measured in one boot, tools/bench/ab.sh --pin, 10
-# rounds: rxe 19-22 us typical in most rounds, 31 in one).  Running one
-# driver over every loss and then the other put a minute and more
-# between the two measurements that a ratio compares.
+# One round: at each loss every driver in turn (in the other order every
+# other round), then TCP.  The TCG host drifts: for a minute or two any
+# driver's latency can double (tools/bench/ab.sh --pin, 10 rounds in one
+# boot: rxe 19-22 us typical in most, 31 in one).  One driver over every
+# loss and then the other put minutes between the two figures a ratio
+# compares.
 bench_drivers() {
 	avail=
 	for drv in $drivers; do
