@@ -27,6 +27,18 @@
 static LIST_HEAD(mroce_devs);
 static DEFINE_MUTEX(mroce_devs_lock);
 
+/*
+ * The unregistrations this driver starts itself (its netdev went away) run
+ * here, not on ib_core's ib_unregister_device_queued() queue: module exit
+ * destroys this queue, which waits until each has returned from
+ * mroce_dealloc_driver().  Without that fence, rmmod could find the registry
+ * empty while a queued unregistration was still in the tail of
+ * mroce_dealloc_driver(), and free the code under it.  ib_core's own fence,
+ * ib_unregister_driver(), selects by driver id, and ours is
+ * RDMA_DRIVER_UNKNOWN, which other out-of-tree drivers share.
+ */
+static struct workqueue_struct *mroce_unreg_wq;
+
 static struct mroce_dev *mroce_find_by_ndev(const struct net_device *ndev)
 {
 	struct mroce_dev *mdev;
@@ -151,17 +163,29 @@ static void mroce_init_state(struct mroce_dev *mdev)
 	ratelimit_set_flags(&mdev->reset_rs, RATELIMIT_MSG_ON_RELEASE);
 }
 
+/* Not under RTNL: ib_unregister_device() may wait for RTNL users. */
+static void mroce_unreg_work(struct work_struct *work)
+{
+	struct mroce_dev *mdev = container_of(work, struct mroce_dev,
+					      unreg_work);
+
+	ib_unregister_device(&mdev->ibdev);
+	put_device(&mdev->ibdev.dev);	/* taken by mroce_queue_unregister() */
+}
+
 /*
- * Queue the unregistration of a registered device.  A failed try_get means
- * ib_core is already unregistering it (rdma link delete); our netdev
- * reference keeps the netdev until that finishes.
+ * Queue the unregistration of a registered device (once: the caller sees
+ * !unregistering).  A failed try_get means ib_core is already unregistering
+ * it (rdma link delete); our netdev reference keeps the netdev until that
+ * finishes.  The device reference keeps the work item's memory.
  */
 static void mroce_queue_unregister(struct mroce_dev *mdev)
 {
 	lockdep_assert_held(&mroce_devs_lock);
 	mdev->unregistering = true;
 	if (ib_device_try_get(&mdev->ibdev)) {
-		ib_unregister_device_queued(&mdev->ibdev);
+		get_device(&mdev->ibdev.dev);
+		queue_work(mroce_unreg_wq, &mdev->unreg_work);
 		ib_device_put(&mdev->ibdev);
 	}
 }
@@ -192,6 +216,7 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&mdev->list);
 	INIT_LIST_HEAD(&mdev->net_node);
+	INIT_WORK(&mdev->unreg_work, mroce_unreg_work);
 	netdev_hold(ndev, &mdev->ndev_tracker, GFP_KERNEL);
 	mdev->ndev = ndev;
 	mroce_init_ibdev(mdev);
@@ -382,10 +407,23 @@ static struct notifier_block mroce_netdev_nb = {
 
 int mroce_notifier_register(void)
 {
-	return register_netdevice_notifier(&mroce_netdev_nb);
+	int err;
+
+	mroce_unreg_wq = alloc_workqueue("metaroce_unreg", 0, 0);
+	if (!mroce_unreg_wq)
+		return -ENOMEM;
+	err = register_netdevice_notifier(&mroce_netdev_nb);
+	if (err)
+		destroy_workqueue(mroce_unreg_wq);
+	return err;
 }
 
+/*
+ * After mroce_unregister_devices(NULL): the registry is empty and newlink is
+ * fenced, so nothing queues any more; the queue drains before it goes.
+ */
 void mroce_notifier_unregister(void)
 {
 	unregister_netdevice_notifier(&mroce_netdev_nb);
+	destroy_workqueue(mroce_unreg_wq);
 }

@@ -50,6 +50,7 @@ static void __exit mroce_exit(void)
 	/* No new devices once this returns: it waits for running newlinks. */
 	rdma_link_unregister(&mroce_link_ops);
 	mroce_unregister_devices(NULL);
+	/* Also waits for the unregistrations a netdev's removal queued. */
 	mroce_notifier_unregister();
 	mroce_net_unregister();
 	mroce_debugfs_exit();

@@ -123,6 +123,7 @@ struct mroce_dev {
 	struct list_head list;
 	bool registered;		/* ib_register_device() succeeded */
 	bool unregistering;		/* an unregistration was started */
+	struct work_struct unreg_work;	/* mroce_unreg_wq: netdev went away */
 
 	/* Per-netns transport socket (net.c). */
 	struct mroce_net *mnet;		/* NULL when not attached */
