@@ -86,6 +86,18 @@ err_count:
 	return err;
 }
 
+/*
+ * ib_free_cq() (kernel consumers) cancels its polling work before it calls
+ * destroy_cq, and a peer's batch that is about to call the handler would
+ * queue that work again, on a CQ about to be freed.  Let such batches end
+ * first: they call the handler inside an RCU read-side section.
+ */
+int mroce_pre_destroy_cq(struct ib_cq *ibcq)
+{
+	synchronize_rcu();
+	return 0;
+}
+
 int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct mroce_cq *cq = to_mcq(ibcq);

@@ -9,10 +9,19 @@
  * NETDEV_UNREGISTER, module exit, netns exit, and ib_dealloc_device() when
  * creation fails half way).
  *
- * Locking: mroce_devs_lock protects the registry and the registered and
- * unregistering flags.  It nests inside RTNL (the notifier runs under RTNL)
- * and is never held across ib_register_device()/ib_unregister_device().
- * Nothing on the packet path takes it.
+ * Locking: mroce_devs_lock protects the registry and the registered,
+ * unregistering and gone flags.  It nests inside RTNL (the notifier runs
+ * under RTNL) and is never held across ib_register_device() or
+ * ib_unregister_device().  Nothing on the packet path takes it.
+ *
+ * Module unload must not free code another thread is still running.  The
+ * thread that runs mroce_dealloc_driver() (rdma link delete, a queued
+ * unregistration, netns exit) is in our code until it returns, after it
+ * last touched the registry; so the registry keeps a device reference and
+ * a "gone" entry after mroce_dealloc_driver(), and whoever removes the entry
+ * (mroce_reap()) first waits for that thread with ib_unregister_device(),
+ * which takes the device's unregistration lock: ib_core holds that lock
+ * around the whole of ib_dealloc_device().
  */
 #include <linux/delay.h>
 #include <linux/if_arp.h>
@@ -29,13 +38,10 @@ static DEFINE_MUTEX(mroce_devs_lock);
 
 /*
  * The unregistrations this driver starts itself (its netdev went away) run
- * here, not on ib_core's ib_unregister_device_queued() queue: module exit
- * destroys this queue, which waits until each has returned from
- * mroce_dealloc_driver().  Without that fence, rmmod could find the registry
- * empty while a queued unregistration was still in the tail of
- * mroce_dealloc_driver(), and free the code under it.  ib_core's own fence,
- * ib_unregister_driver(), selects by driver id, and ours is
- * RDMA_DRIVER_UNKNOWN, which other out-of-tree drivers share.
+ * here, not on ib_core's ib_unregister_device_queued() queue, whose fence
+ * for module unload, ib_unregister_driver(), selects by driver id: ours is
+ * RDMA_DRIVER_UNKNOWN, which other out-of-tree drivers share.  Module exit
+ * destroys this queue, which waits until each has returned.
  */
 static struct workqueue_struct *mroce_unreg_wq;
 
@@ -45,9 +51,53 @@ static struct mroce_dev *mroce_find_by_ndev(const struct net_device *ndev)
 
 	lockdep_assert_held(&mroce_devs_lock);
 	list_for_each_entry(mdev, &mroce_devs, list)
-		if (mdev->ndev == ndev)
+		if (!mdev->gone && mdev->ndev == ndev)
 			return mdev;
 	return NULL;
+}
+
+/*
+ * Take the first gone entry off the registry (NULL: none).  The caller
+ * passes it to mroce_reap().
+ */
+static struct mroce_dev *mroce_unlink_gone(void)
+{
+	struct mroce_dev *mdev;
+
+	lockdep_assert_held(&mroce_devs_lock);
+	list_for_each_entry(mdev, &mroce_devs, list) {
+		if (mdev->gone) {
+			list_del_init(&mdev->list);
+			return mdev;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Wait until the thread that ran mroce_dealloc_driver() for @mdev has left
+ * ib_core's unregistration (a no-op unregister then: the device's refcount
+ * is 0), and drop the registry's reference, which may free the device.
+ */
+static void mroce_reap(struct mroce_dev *mdev)
+{
+	ib_unregister_device(&mdev->ibdev);
+	put_device(&mdev->ibdev.dev);
+}
+
+/* Free what rdma link delete left; bounds the gone entries. */
+static void mroce_reap_all(void)
+{
+	struct mroce_dev *mdev;
+
+	for (;;) {
+		mutex_lock(&mroce_devs_lock);
+		mdev = mroce_unlink_gone();
+		mutex_unlock(&mroce_devs_lock);
+		if (!mdev)
+			return;
+		mroce_reap(mdev);
+	}
 }
 
 enum ib_mtu mroce_active_mtu(unsigned int ndev_mtu)
@@ -198,6 +248,7 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 {
 	struct ib_device *other;
 	struct mroce_dev *mdev;
+	bool held;
 	int err;
 
 	err = mroce_check_netdev(ndev);
@@ -210,6 +261,8 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 		ib_device_put(other);
 		return -EEXIST;
 	}
+
+	mroce_reap_all();
 
 	mdev = ib_alloc_device(mroce_dev, ibdev);
 	if (!mdev)
@@ -228,6 +281,7 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 		err = -EEXIST;
 		goto err_dealloc;
 	}
+	get_device(&mdev->ibdev.dev);	/* the registry's, see mroce_reap() */
 	list_add_tail(&mdev->list, &mroce_devs);
 	mutex_unlock(&mroce_devs_lock);
 
@@ -252,10 +306,20 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 		goto err_dealloc;
 	}
 
-	/* Under RTNL the netdev cannot start unregistering behind our back. */
+	/*
+	 * Under RTNL the netdev cannot start unregistering behind our back.
+	 * Holding the device keeps a concurrent rdma link delete (or netns
+	 * exit) in ib_core's disable_device() until we are done here, so its
+	 * mroce_dealloc_driver() comes after, and undoes, what we add.  A
+	 * failed try_get: that teardown already began (or ended).
+	 */
 	rtnl_lock();
 	mutex_lock(&mroce_devs_lock);
-	if (!list_empty(&mdev->list)) {
+	held = !list_empty(&mdev->list) && !mdev->gone &&
+	       ib_device_try_get(&mdev->ibdev);
+	if (!held) {
+		err = -ENODEV;
+	} else {
 		mdev->registered = true;
 		mdev->port_state = mroce_port_state(ndev);
 		mroce_share_set_capacity(mdev);
@@ -272,6 +336,8 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 		ibdev_info(&mdev->ibdev, "created on %s (netns inode %u)\n",
 			   netdev_name(ndev), dev_net(ndev)->ns.inum);
 	}
+	if (held)
+		ib_device_put(&mdev->ibdev);
 	put_device(&mdev->ibdev.dev);
 	return err;
 
@@ -299,8 +365,10 @@ void mroce_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&mdev->qpns);
 	xa_destroy(&mdev->mrs);
 
+	/* Unlisted: newlink failed before it listed the device. */
 	mutex_lock(&mroce_devs_lock);
-	list_del_init(&mdev->list);
+	if (!list_empty(&mdev->list))
+		mdev->gone = true;
 	mutex_unlock(&mroce_devs_lock);
 
 	netdev_put(mdev->ndev, &mdev->ndev_tracker);
@@ -309,17 +377,23 @@ void mroce_dealloc_driver(struct ib_device *ibdev)
 
 /*
  * Synchronously unregister every device attached to @mnet (all devices when
- * NULL).  ib_unregister_device() serialises with any unregistration already
- * running, so when it returns mroce_dealloc_driver() has run and the device
- * has left the registry.
+ * NULL), and reap every gone entry: when this returns for NULL, no thread is
+ * in mroce_dealloc_driver() any more.  ib_unregister_device() serialises
+ * with any unregistration already running, so when it returns
+ * mroce_dealloc_driver() has run and the entry is gone.
  */
 void mroce_unregister_devices(struct mroce_net *mnet)
 {
 	struct mroce_dev *mdev, *it, *last = NULL;
 
 	for (;;) {
-		mdev = NULL;
 		mutex_lock(&mroce_devs_lock);
+		mdev = mroce_unlink_gone();
+		if (mdev) {
+			mutex_unlock(&mroce_devs_lock);
+			mroce_reap(mdev);
+			continue;
+		}
 		list_for_each_entry(it, &mroce_devs, list) {
 			if (!mnet || it->mnet == mnet) {
 				mdev = it;
@@ -366,16 +440,25 @@ static void mroce_ndev_changed(struct net_device *ndev)
 	mdev = mroce_find_by_ndev(ndev);
 	if (!mdev || !mdev->registered || mdev->unregistering)
 		goto out;
+	/*
+	 * rdma link delete, rmmod and netns exit do not set unregistering:
+	 * without a reference the port event could be queued after ib_core's
+	 * last flush, or the share timer armed after mroce_share_stop().
+	 */
+	if (!ib_device_try_get(&mdev->ibdev))
+		goto out;
 	mroce_share_set_capacity(mdev);
 	state = mroce_port_state(ndev);
 	if (state == mdev->port_state)
-		goto out;
+		goto put;
 	mdev->port_state = state;
 	ev.device = &mdev->ibdev;
 	ev.element.port_num = 1;
 	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
 					     IB_EVENT_PORT_ERR;
 	ib_dispatch_event(&ev);
+put:
+	ib_device_put(&mdev->ibdev);
 out:
 	mutex_unlock(&mroce_devs_lock);
 }

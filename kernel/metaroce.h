@@ -123,6 +123,7 @@ struct mroce_dev {
 	struct list_head list;
 	bool registered;		/* ib_register_device() succeeded */
 	bool unregistering;		/* an unregistration was started */
+	bool gone;			/* dealloc_driver ran; see mroce_reap() */
 	struct work_struct unreg_work;	/* mroce_unreg_wq: netdev went away */
 
 	/* Per-netns transport socket (net.c). */
@@ -168,6 +169,7 @@ struct mroce_dev {
 	spinlock_t share_lock;
 	struct mroce_share share;
 	struct hrtimer share_timer;
+	bool share_armed;		/* under share_lock: the timer runs on */
 	u64 capacity;			/* bytes/s, 0 = unknown: no hints */
 	u32 line_rate;			/* the link's, 1000 B/s; 0 = unknown */
 
@@ -583,6 +585,7 @@ int mroce_sgl_write(struct mroce_dev *mdev, struct mroce_pd *pd,
 /* cq.c */
 int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata);
+int mroce_pre_destroy_cq(struct ib_cq *ibcq);
 int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);

@@ -226,6 +226,7 @@ const struct ib_device_ops mroce_dev_ops = {
 	.post_recv = mroce_post_recv,
 	.post_send = mroce_post_send,
 	.post_srq_recv = mroce_post_srq_recv,
+	.pre_destroy_cq = mroce_pre_destroy_cq,
 	.query_device = mroce_query_device,
 	.query_pkey = mroce_query_pkey,
 	.query_port = mroce_query_port,
