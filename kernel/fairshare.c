@@ -44,6 +44,7 @@ static enum hrtimer_restart share_timer_fn(struct hrtimer *t)
 	run = mdev->share.capacity && !mroce_list_empty(&mdev->share.conns);
 	if (run && mdev->share.nactive <= 1)
 		epoch *= MROCE_SHARE_IDLE_EPOCHS;
+	mdev->share_armed = run;
 	spin_unlock(&mdev->share_lock);
 	if (!run)
 		return HRTIMER_NORESTART;
@@ -51,13 +52,21 @@ static enum hrtimer_restart share_timer_fn(struct hrtimer *t)
 	return HRTIMER_RESTART;
 }
 
+/*
+ * Not hrtimer_active(): that is still true while the callback returns
+ * NORESTART, so a connection joining then would find no timer.  Starting
+ * the timer while its callback runs is allowed; the NORESTART then leaves
+ * the new expiry queued.
+ */
 static void share_kick(struct mroce_dev *mdev)
 {
 	lockdep_assert_held(&mdev->share_lock);
-	if (mdev->share.capacity && !hrtimer_active(&mdev->share_timer))
+	if (mdev->share.capacity && !mdev->share_armed) {
+		mdev->share_armed = true;
 		hrtimer_start(&mdev->share_timer,
 			      ns_to_ktime(share_epoch_ns()),
 			      HRTIMER_MODE_REL_SOFT);
+	}
 }
 
 void mroce_share_setup(struct mroce_dev *mdev)
