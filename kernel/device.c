@@ -225,19 +225,18 @@ static void mroce_unreg_work(struct work_struct *work)
 
 /*
  * Queue the unregistration of a registered device (once: the caller sees
- * !unregistering).  A failed try_get means ib_core is already unregistering
- * it (rdma link delete); our netdev reference keeps the netdev until that
- * finishes.  The device reference keeps the work item's memory.
+ * !unregistering).  Unconditionally: if ib_core is unregistering it already
+ * (rdma link delete), the queued ib_unregister_device() waits for that and
+ * does nothing; if ib_core has it disabled only for a while (moving it to
+ * another rdma netns), it waits for that and then unregisters it.  The
+ * device reference keeps the work item's memory.
  */
 static void mroce_queue_unregister(struct mroce_dev *mdev)
 {
 	lockdep_assert_held(&mroce_devs_lock);
 	mdev->unregistering = true;
-	if (ib_device_try_get(&mdev->ibdev)) {
-		get_device(&mdev->ibdev.dev);
-		queue_work(mroce_unreg_wq, &mdev->unreg_work);
-		ib_device_put(&mdev->ibdev);
-	}
+	get_device(&mdev->ibdev.dev);
+	queue_work(mroce_unreg_wq, &mdev->unreg_work);
 }
 
 /*
@@ -311,23 +310,24 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	 * Holding the device keeps a concurrent rdma link delete (or netns
 	 * exit) in ib_core's disable_device() until we are done here, so its
 	 * mroce_dealloc_driver() comes after, and undoes, what we add.  A
-	 * failed try_get: that teardown already began (or ended).
+	 * failed try_get: a teardown began (gone: it ended), or ib_core has
+	 * the device disabled for a moment; -ENODEV then always means that
+	 * the device goes.  An entry leaves the registry only when gone.
 	 */
 	rtnl_lock();
 	mutex_lock(&mroce_devs_lock);
-	held = !list_empty(&mdev->list) && !mdev->gone &&
-	       ib_device_try_get(&mdev->ibdev);
-	if (!held) {
-		err = -ENODEV;
-	} else {
+	held = !mdev->gone && ib_device_try_get(&mdev->ibdev);
+	if (held) {
 		mdev->registered = true;
 		mdev->port_state = mroce_port_state(ndev);
 		mroce_share_set_capacity(mdev);
-		if (mdev->unregistering || ndev->reg_state != NETREG_REGISTERED) {
-			/* The netdev went away while we were registering. */
+	}
+	if (!held || mdev->unregistering ||
+	    ndev->reg_state != NETREG_REGISTERED) {
+		/* Or the netdev went away while we were registering. */
+		if (!mdev->gone)
 			mroce_queue_unregister(mdev);
-			err = -ENODEV;
-		}
+		err = -ENODEV;
 	}
 	mutex_unlock(&mroce_devs_lock);
 	rtnl_unlock();
