@@ -19,7 +19,7 @@
  * unregistration, netns exit) is in our code until it returns, after it
  * last touched the registry; so the registry keeps a device reference and
  * a "gone" entry after mroce_dealloc_driver(), and whoever removes the entry
- * (mroce_reap()) first waits for that thread with ib_unregister_device(),
+ * (mroce_reap_all()) first waits for that thread with ib_unregister_device(),
  * which takes the device's unregistration lock: ib_core holds that lock
  * around the whole of ib_dealloc_device().
  */
@@ -58,7 +58,7 @@ static struct mroce_dev *mroce_find_by_ndev(const struct net_device *ndev)
 
 /*
  * Take the first gone entry off the registry (NULL: none).  The caller
- * passes it to mroce_reap().
+ * passes it to mroce_unregister_put().
  */
 static struct mroce_dev *mroce_unlink_gone(void)
 {
@@ -75,11 +75,12 @@ static struct mroce_dev *mroce_unlink_gone(void)
 }
 
 /*
- * Wait until the thread that ran mroce_dealloc_driver() for @mdev has left
- * ib_core's unregistration (a no-op unregister then: the device's refcount
- * is 0), and drop the registry's reference, which may free the device.
+ * Unregister @mdev and drop a device reference the caller took, which may
+ * free it.  When ib_core is unregistering it already, or has, this waits
+ * until that thread has left ib_core's unregistration (and so
+ * mroce_dealloc_driver()) and unregisters nothing.
  */
-static void mroce_reap(struct mroce_dev *mdev)
+static void mroce_unregister_put(struct mroce_dev *mdev)
 {
 	ib_unregister_device(&mdev->ibdev);
 	put_device(&mdev->ibdev.dev);
@@ -96,7 +97,7 @@ static void mroce_reap_all(void)
 		mutex_unlock(&mroce_devs_lock);
 		if (!mdev)
 			return;
-		mroce_reap(mdev);
+		mroce_unregister_put(mdev);	/* the registry's reference */
 	}
 }
 
@@ -219,8 +220,8 @@ static void mroce_unreg_work(struct work_struct *work)
 	struct mroce_dev *mdev = container_of(work, struct mroce_dev,
 					      unreg_work);
 
-	ib_unregister_device(&mdev->ibdev);
-	put_device(&mdev->ibdev.dev);	/* taken by mroce_queue_unregister() */
+	/* The reference mroce_queue_unregister() took. */
+	mroce_unregister_put(mdev);
 }
 
 /*
@@ -280,7 +281,7 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 		err = -EEXIST;
 		goto err_dealloc;
 	}
-	get_device(&mdev->ibdev.dev);	/* the registry's, see mroce_reap() */
+	get_device(&mdev->ibdev.dev);	/* the registry's: mroce_reap_all() */
 	list_add_tail(&mdev->list, &mroce_devs);
 	mutex_unlock(&mroce_devs_lock);
 
@@ -391,7 +392,7 @@ void mroce_unregister_devices(struct mroce_net *mnet)
 		mdev = mroce_unlink_gone();
 		if (mdev) {
 			mutex_unlock(&mroce_devs_lock);
-			mroce_reap(mdev);
+			mroce_unregister_put(mdev);
 			continue;
 		}
 		list_for_each_entry(it, &mroce_devs, list) {
@@ -407,8 +408,7 @@ void mroce_unregister_devices(struct mroce_net *mnet)
 		/* Still listed after an unregister: newlink is mid-way. */
 		if (mdev == last)
 			msleep(20);
-		ib_unregister_device(&mdev->ibdev);
-		put_device(&mdev->ibdev.dev);
+		mroce_unregister_put(mdev);
 		last = mdev;
 	}
 }

@@ -123,7 +123,7 @@ struct mroce_dev {
 	struct list_head list;
 	bool registered;		/* ib_register_device() succeeded */
 	bool unregistering;		/* an unregistration was started */
-	bool gone;			/* dealloc_driver ran; see mroce_reap() */
+	bool gone;			/* dealloc_driver ran: mroce_reap_all() */
 	struct work_struct unreg_work;	/* mroce_unreg_wq: netdev went away */
 
 	/* Per-netns transport socket (net.c). */
