@@ -37,9 +37,11 @@ static void show_path(struct seq_file *s, const struct mroce_path *p)
 static void show_peer(struct seq_file *s, struct mroce_peer *p)
 {
 	const struct mroce_conn *c = p->conn;
+	struct mroce_conn_stats cs;
 	u32 i;
 
-	spin_lock_bh(&p->lock);
+	mroce_peer_lock_all_bh(p);
+	mroce_conn_stats_sum(c, &cs);
 	if (p->v4)
 		seq_printf(s, "peer %pI4 local %pI4", &p->raddr.s6_addr32[3],
 			   &p->laddr.s6_addr32[3]);
@@ -53,12 +55,11 @@ static void show_peer(struct seq_file *s, struct mroce_peer *p)
 		   mroce_conn_paced(c) ? " (paced)" : "", c->rx_hint);
 	seq_printf(s,
 		   "  tx %llu rx %llu retx %llu lost %llu spurious %llu rtos %llu tlps %llu rx_dup %llu\n",
-		   c->stats.tx_pkts, c->stats.rx_pkts, c->stats.tx_retx,
-		   c->stats.lost, c->stats.spurious, c->stats.rtos,
-		   c->stats.tlps, c->stats.rx_dup_dsn);
+		   cs.tx_pkts, cs.rx_pkts, cs.tx_retx, cs.lost, cs.spurious,
+		   cs.rtos, cs.tlps, cs.rx_dup_dsn);
 	for (i = 0; i < c->npaths; i++)
 		show_path(s, &c->paths[i]);
-	spin_unlock_bh(&p->lock);
+	mroce_peer_unlock_all_bh(p);
 }
 
 static void show_stream(struct seq_file *s, const struct mroce_stream *st)
@@ -102,7 +103,7 @@ static void show_peer_streams(struct seq_file *s, struct mroce_peer *p)
 	struct mroce_qp *qp;
 	unsigned int bkt;
 
-	spin_lock_bh(&p->lock);
+	mroce_peer_lock_all_bh(p);
 	seq_printf(s,
 		   "conn %u state %u timer_at %llu now %llu next_timer %llu dsn nxt %u una %u window %u rx_base %u retx %u..%u ack_at %llu paced %u pace_next %llu inflight %u cwnd %u sched %d waitq %d pollq %d ackq %d\n",
 		   c->id, c->state, p->timer_at, ktime_get_ns(),
@@ -119,7 +120,7 @@ static void show_peer_streams(struct seq_file *s, struct mroce_peer *p)
 		if (qp->xs)
 			show_stream(s, &qp->xs->st);
 	}
-	spin_unlock_bh(&p->lock);
+	mroce_peer_unlock_all_bh(p);
 }
 
 static int streams_show(struct seq_file *s, void *unused)

@@ -98,6 +98,9 @@ enum mroce_cnt {
 	MROCE_CNT_BAD_WQE,		/* an entry that failed validation */
 	MROCE_CNT_RX_BAD_RSN,		/* a peer named a receive out of order */
 	MROCE_CNT_PEER_LOCK_WAITS,	/* a peer's lock was taken: waited */
+	MROCE_CNT_RX_ONE_LOCK,		/* packet taken under one of two locks */
+	MROCE_CNT_LOCK_UPGRADES,	/* ... which then needed the send lock */
+	MROCE_CNT_LOCK_FOLLOWUPS,	/* ... or left work for both locks */
 	MROCE_CNT_CONN_FAILED,		/* a connection failed (logged) */
 	MROCE_CNT_QP_REHOMED,		/* moved off a restarted connection */
 	MROCE_NUM_GLUE_CNT,
@@ -380,11 +383,17 @@ struct mroce_qp {
  * is dropped: packets to transmit (handed to the peer's transmitter), an
  * ACK still to be made an skb, and CQs to notify.
  */
+/* Which of a peer's two locks a critical section holds. */
+#define MROCE_LOCK_RX	1	/* peer->lock: the connection's receive half */
+#define MROCE_LOCK_TX	2	/* peer->tx_lock: its send half */
+#define MROCE_LOCK_ALL	(MROCE_LOCK_RX | MROCE_LOCK_TX)
+
 struct mroce_batch {
 	struct sk_buff_head skbs;	/* for the peer's ordered queue */
 	struct sk_buff_head acks;	/* sent at once, by the batch's owner */
 	struct list_head cqs;
 	u64 now;
+	u8 locks;			/* MROCE_LOCK_* held */
 	/* one ACK's header, made an skb after the unlock (tx.c) */
 	u32 ack_len;
 	struct mroce_tx ack_tx;
@@ -416,7 +425,14 @@ struct mroce_route {
 
 struct mroce_peer {
 	struct mroce_dev *mdev;
+	/*
+	 * Two locks, taken in this order (design.md, section 8): @lock for
+	 * the connection's receive half and @tx_lock for its send half.
+	 * Most sections hold both; the receipt of data can run under @lock
+	 * alone while an ACK's receipt runs under @tx_lock alone.
+	 */
 	spinlock_t lock;
+	spinlock_t tx_lock;
 	struct mroce_conn *conn;	/* kvzalloc(mroce_conn_size()) */
 	u32 id;				/* conn->id, key in mdev->conns */
 	bool v4;
@@ -438,9 +454,9 @@ struct mroce_peer {
 
 	DECLARE_HASHTABLE(qps, 5);	/* attached QPs by QPN */
 	unsigned int nqps;
+	/* these two, timer_at/span, more_tx, txq: under @tx_lock */
 	struct list_head flush_qps;	/* to move to ERR after the core call */
 	struct list_head sq_qps;	/* SQ to take more entries from */
-	struct mroce_batch *batch;	/* set while the lock is held */
 	u64 rnr_sent;			/* of streams detached from it */
 	u64 rnr_rcvd;
 
@@ -526,6 +542,7 @@ static inline void mroce_count(struct mroce_dev *mdev, enum mroce_cnt c)
 extern unsigned short mroce_udp_port;
 extern unsigned int mroce_timer_slack_ns;
 extern unsigned int mroce_tx_budget;
+extern unsigned int mroce_lock_split;
 extern unsigned int mroce_tx_zerocopy;
 extern unsigned int mroce_share_epoch_us;
 extern unsigned int mroce_share_grants;
@@ -664,6 +681,12 @@ struct mroce_peer *mroce_peer_get(struct mroce_dev *mdev,
 				  const struct mroce_av *av);
 void mroce_peer_put(struct mroce_peer *peer);
 void mroce_peer_lock(struct mroce_peer *peer, struct mroce_batch *b);
+void mroce_peer_lock_some(struct mroce_peer *peer, struct mroce_batch *b,
+			  u8 locks);
+void mroce_peer_need_tx(struct mroce_peer *peer);
+void mroce_peer_lock_all_bh(struct mroce_peer *peer);
+void mroce_peer_unlock_all_bh(struct mroce_peer *peer);
+DECLARE_PER_CPU(struct mroce_batch *, mroce_cur_batch);
 void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b);
 struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
 				   const struct in6_addr *raddr);
@@ -678,7 +701,7 @@ void mroce_peers_init(struct mroce_dev *mdev);
 void mroce_peers_destroy(struct mroce_dev *mdev);
 
 /* tx.c */
-void mroce_peer_drain(struct mroce_peer *peer, struct mroce_batch *b);
+bool mroce_peer_drain(struct mroce_peer *peer, struct mroce_batch *b);
 void mroce_peer_xmit(struct mroce_peer *peer);
 void mroce_peer_xmit_list(struct mroce_peer *peer, struct sk_buff_head *q);
 void mroce_batch_build_ack(struct mroce_peer *peer, struct mroce_batch *b);

@@ -127,17 +127,14 @@ static int op_atomic(void *ctx, struct mroce_stream *st,
 static void op_send_done(void *ctx, struct mroce_stream *st, u64 cookie,
 			 int wc_status)
 {
-	struct mroce_peer *peer = ctx;
-
-	mroce_sq_done(st_to_qp(st), (u32)cookie, wc_status, peer->batch);
+	mroce_sq_done(st_to_qp(st), (u32)cookie, wc_status,
+		      this_cpu_read(mroce_cur_batch));
 }
 
 static void op_recv_done(void *ctx, struct mroce_stream *st,
 			 const struct mroce_recv_done *rd)
 {
-	struct mroce_peer *peer = ctx;
-
-	mroce_rq_done(st_to_qp(st), rd, peer->batch);
+	mroce_rq_done(st_to_qp(st), rd, this_cpu_read(mroce_cur_batch));
 }
 
 static void op_stream_error(void *ctx, struct mroce_stream *st, int wc_status)
@@ -225,6 +222,11 @@ static void op_conn_event(void *ctx, struct mroce_conn *c, int event, u32 arg)
 	}
 }
 
+static void op_lock_tx(void *ctx)
+{
+	mroce_peer_need_tx(ctx);
+}
+
 const struct mroce_ops mroce_core_ops = {
 	.stream_lookup = op_stream_lookup,
 	.recv_claim = op_recv_claim,
@@ -235,4 +237,5 @@ const struct mroce_ops mroce_core_ops = {
 	.recv_done = op_recv_done,
 	.stream_error = op_stream_error,
 	.conn_event = op_conn_event,
+	.lock_tx = op_lock_tx,
 };

@@ -14,7 +14,9 @@
  * mroce_peer_unlock().  Core callbacks only queue work that needs the core
  * again (QP flushes, taking more SQ entries); unlock settles it, drains the
  * packets the core has to send, re-arms the timer, drops the lock, and only
- * then transmits and calls completion handlers.
+ * then transmits and calls completion handlers.  A receive may hold one of
+ * the two locks only (mroce_peer_lock_some(), conn.h "Two locks"): data
+ * the receive half's, an ACK the send half's.
  */
 #include <linux/jhash.h>
 #include <linux/random.h>
@@ -87,6 +89,19 @@ static void peer_arm(struct mroce_peer *p, u64 now, u64 at)
 			       HRTIMER_MODE_ABS_SOFT);
 }
 
+/* Tools and lifetime code that look at the whole peer. */
+void mroce_peer_lock_all_bh(struct mroce_peer *peer)
+{
+	spin_lock_bh(&peer->lock);
+	spin_lock(&peer->tx_lock);
+}
+
+void mroce_peer_unlock_all_bh(struct mroce_peer *peer)
+{
+	spin_unlock(&peer->tx_lock);
+	spin_unlock_bh(&peer->lock);
+}
+
 static enum hrtimer_restart peer_timer_fn(struct hrtimer *t)
 {
 	struct mroce_peer *p = container_of(t, struct mroce_peer, timer);
@@ -101,27 +116,72 @@ static enum hrtimer_restart peer_timer_fn(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
-void mroce_peer_lock(struct mroce_peer *peer, struct mroce_batch *b)
+/*
+ * The section's batch, for core callbacks: sections do not nest on a CPU
+ * (bottom halves are off in all of them), and two CPUs may each be in a
+ * section of the same peer.
+ */
+DEFINE_PER_CPU(struct mroce_batch *, mroce_cur_batch);
+
+/* Say how often two CPUs want a peer's lock at once. */
+static void peer_take(struct mroce_peer *peer, spinlock_t *lock)
 {
-	mroce_batch_init(b);
-	local_bh_disable();
-	/* the connection's one lock: say how often two CPUs want it at once */
-	if (unlikely(!spin_trylock(&peer->lock))) {
+	if (unlikely(!spin_trylock(lock))) {
 		mroce_count(peer->mdev, MROCE_CNT_PEER_LOCK_WAITS);
-		spin_lock(&peer->lock);
+		spin_lock(lock);
 	}
-	b->now = ktime_get_ns();
-	peer->batch = b;
 }
 
-/* Finish what callbacks deferred: QP flushes first, then SQ refills. */
-static void peer_settle(struct mroce_peer *p, struct mroce_batch *b)
+/* @locks: MROCE_LOCK_RX, MROCE_LOCK_TX or both (conn.h, "Two locks"). */
+void mroce_peer_lock_some(struct mroce_peer *peer, struct mroce_batch *b,
+			  u8 locks)
+{
+	mroce_batch_init(b);
+	b->locks = locks;
+	local_bh_disable();
+	if (locks & MROCE_LOCK_RX)
+		peer_take(peer, &peer->lock);
+	if (locks & MROCE_LOCK_TX)
+		peer_take(peer, &peer->tx_lock);
+	b->now = ktime_get_ns();
+	this_cpu_write(mroce_cur_batch, b);
+}
+
+void mroce_peer_lock(struct mroce_peer *peer, struct mroce_batch *b)
+{
+	mroce_peer_lock_some(peer, b, MROCE_LOCK_ALL);
+}
+
+/*
+ * A section holding the receive lock only is about to touch the send half
+ * (ops->lock_tx, a QP flush): it takes the send lock too, which the lock
+ * order allows.  A no-op in a section that holds it, or outside one.
+ */
+void mroce_peer_need_tx(struct mroce_peer *peer)
+{
+	struct mroce_batch *b = this_cpu_read(mroce_cur_batch);
+
+	if (!b || (b->locks & MROCE_LOCK_TX))
+		return;
+	mroce_count(peer->mdev, MROCE_CNT_LOCK_UPGRADES);
+	peer_take(peer, &peer->tx_lock);
+	b->locks |= MROCE_LOCK_TX;
+}
+
+/*
+ * Finish what callbacks deferred: QP flushes first, then SQ refills.  Both
+ * are the send half's; a flush also empties the receive queue, so with the
+ * send lock alone it is left for a section with both (true returned).
+ */
+static bool peer_settle(struct mroce_peer *p, struct mroce_batch *b)
 {
 	struct mroce_qp *qp;
 
 	for (;;) {
 		qp = list_first_entry_or_null(&p->flush_qps, struct mroce_qp,
 					      flush_node);
+		if (qp && b->locks != MROCE_LOCK_ALL)
+			return true;
 		if (qp) {
 			list_del_init(&qp->flush_node);
 			mroce_qp_flush(qp, b);
@@ -130,7 +190,7 @@ static void peer_settle(struct mroce_peer *p, struct mroce_batch *b)
 		qp = list_first_entry_or_null(&p->sq_qps, struct mroce_qp,
 					      sq_node);
 		if (!qp)
-			return;
+			return false;
 		list_del_init(&qp->sq_node);
 		mroce_sq_run(qp, b);
 	}
@@ -148,40 +208,74 @@ static void peer_settle(struct mroce_peer *p, struct mroce_batch *b)
  * carry the answer too, so both directions ran on one CPU, inside the
  * first side's system call.
  */
-void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
+/*
+ * The receive lock alone: only the ACKs the receipt owes go out.  The send
+ * lock is taken after all when there is more: a delayed-ACK deadline for
+ * the timer, or more ACKs than one drain's budget.
+ */
+static void peer_unlock_rx(struct mroce_peer *peer, struct mroce_batch *b)
 {
-	bool xmit = false;
+	if (peer->dead)
+		return;
+	if (!mroce_peer_drain(peer, b) && !mroce_conn_rx_due(peer->conn))
+		return;
+	mroce_peer_need_tx(peer);
+}
+
+/* Returns true when a section with both locks must follow this one. */
+static bool peer_unlock_tx(struct mroce_peer *peer, struct mroce_batch *b)
+{
+	bool all = b->locks == MROCE_LOCK_ALL, follow;
 	u64 at;
 
-	peer_settle(peer, b);
-	if (!peer->dead) {
-		mroce_peer_drain(peer, b);
-		/* a payload that could not be copied fails its QP */
+	follow = peer_settle(peer, b);
+	if (peer->dead)
+		return false;
+	peer->more_tx = mroce_peer_drain(peer, b);
+	/* a payload that could not be copied fails its QP */
+	follow |= peer_settle(peer, b);
+	at = mroce_conn_next_timer(peer->conn);
+	/*
+	 * A deadline that passed is served here, by whoever holds the lock,
+	 * rather than by the timer: a soft hrtimer waits for its softirq,
+	 * which a busy CPU defers to ksoftirqd, which waits behind the busy
+	 * task for milliseconds.  Timers may touch either half: with the
+	 * send lock alone, a section with both follows.
+	 */
+	if (at && at <= b->now && !peer->more_tx) {
+		if (!all)
+			return true;
+		mroce_conn_on_timer(peer->conn, b->now);
+		peer->more_tx = mroce_peer_drain(peer, b);
 		peer_settle(peer, b);
 		at = mroce_conn_next_timer(peer->conn);
-		/*
-		 * A deadline that passed is served here, by whoever holds the
-		 * lock, rather than by the timer: a soft hrtimer waits for its
-		 * softirq, which a busy CPU defers to ksoftirqd, which waits
-		 * behind the busy task for milliseconds.
-		 */
-		if (at && at <= b->now && !peer->more_tx) {
-			mroce_conn_on_timer(peer->conn, b->now);
-			mroce_peer_drain(peer, b);
-			peer_settle(peer, b);
-			at = mroce_conn_next_timer(peer->conn);
-		}
-		peer_arm(peer, b->now, at);
 	}
-	peer->batch = NULL;
-	if (!skb_queue_empty(&b->skbs)) {
+	peer_arm(peer, b->now, at);
+	return follow || (!all && mroce_conn_cross_pending(peer->conn));
+}
+
+void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
+{
+	bool xmit = false, follow = false;
+
+	if (b->locks == MROCE_LOCK_RX)
+		peer_unlock_rx(peer, b);	/* may take the send lock */
+	if (b->locks & MROCE_LOCK_TX)
+		follow = peer_unlock_tx(peer, b);
+	this_cpu_write(mroce_cur_batch, NULL);
+	/* the receive lock alone sends ACKs only, never into txq */
+	if (!skb_queue_empty(&b->skbs) &&
+	    !WARN_ON_ONCE(!(b->locks & MROCE_LOCK_TX))) {
 		skb_queue_splice_tail_init(&b->skbs, &peer->txq);
 		xmit = !peer->xmitting;
 		peer->xmitting = true;
 	}
 	/* Keeps the peer and the notified CQs alive past the unlock. */
 	rcu_read_lock();
-	spin_unlock(&peer->lock);
+	if (b->locks & MROCE_LOCK_TX)
+		spin_unlock(&peer->tx_lock);
+	if (b->locks & MROCE_LOCK_RX)
+		spin_unlock(&peer->lock);
 	mroce_batch_build_ack(peer, b);
 	if (!skb_queue_empty(&b->acks))
 		mroce_peer_xmit_list(peer, &b->acks);
@@ -189,6 +283,14 @@ void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
 		mroce_peer_xmit(peer);
 	local_bh_enable();
 	mroce_cq_notify_batch(b);
+	/* what one lock could not finish: a section with both, once */
+	if (follow) {
+		struct mroce_batch b2;
+
+		mroce_count(peer->mdev, MROCE_CNT_LOCK_FOLLOWUPS);
+		mroce_peer_lock(peer, &b2);
+		mroce_peer_unlock(peer, &b2);
+	}
 	rcu_read_unlock();
 }
 
@@ -237,6 +339,7 @@ static struct mroce_peer *peer_alloc(struct mroce_dev *mdev,
 	p->laddr = *laddr;
 	p->raddr = *raddr;
 	spin_lock_init(&p->lock);
+	spin_lock_init(&p->tx_lock);
 	refcount_set(&p->ref, 1);
 	hash_init(p->qps);
 	INIT_LIST_HEAD(&p->flush_qps);
@@ -291,9 +394,9 @@ static void peer_free(struct mroce_peer *p)
 	struct mroce_dev *mdev = p->mdev;
 
 	lockdep_assert_held(&mdev->peers_mutex);
-	spin_lock_bh(&p->lock);
+	mroce_peer_lock_all_bh(p);
 	p->dead = true;
-	spin_unlock_bh(&p->lock);
+	mroce_peer_unlock_all_bh(p);
 	hrtimer_cancel(&p->timer);
 	mroce_retire_peer(mdev, p);
 	list_del(&p->node);
@@ -339,10 +442,10 @@ static bool peer_usable(struct mroce_peer *p)
 {
 	bool ok;
 
-	spin_lock_bh(&p->lock);
+	mroce_peer_lock_all_bh(p);
 	ok = !p->closed && p->conn->state != MROCE_CONN_FAILED &&
 	     p->conn->state != MROCE_CONN_CLOSED;
-	spin_unlock_bh(&p->lock);
+	mroce_peer_unlock_all_bh(p);
 	return ok;
 }
 
@@ -411,18 +514,20 @@ struct mroce_peer *mroce_peer_get(struct mroce_dev *mdev,
 void mroce_peer_attach(struct mroce_peer *peer, struct mroce_qp *qp)
 {
 	lockdep_assert_held(&peer->lock);
+	lockdep_assert_held(&peer->tx_lock);
 	hash_add(peer->qps, &qp->peer_node, qp->ibqp.qp_num);
 	peer->nqps++;
-	peer->last_active = ktime_get_ns();
+	WRITE_ONCE(peer->last_active, ktime_get_ns());
 	WRITE_ONCE(qp->peer, peer);
 }
 
 void mroce_peer_detach(struct mroce_peer *peer, struct mroce_qp *qp)
 {
 	lockdep_assert_held(&peer->lock);
+	lockdep_assert_held(&peer->tx_lock);
 	hash_del(&qp->peer_node);
 	peer->nqps--;
-	peer->last_active = ktime_get_ns();
+	WRITE_ONCE(peer->last_active, ktime_get_ns());
 	list_del_init(&qp->flush_node);
 	list_del_init(&qp->sq_node);
 	WRITE_ONCE(qp->peer, NULL);
@@ -553,7 +658,7 @@ static void peer_gc_work(struct work_struct *work)
 		mroce_peer_lock(p, &b);
 		drop = !p->nqps && !p->dead &&
 		       (p->closed || (idle && !mroce_conn_busy(p->conn) &&
-				      b.now - p->last_active > idle));
+				      b.now - READ_ONCE(p->last_active) > idle));
 		if (drop && !p->closed)
 			mroce_conn_close(p->conn);
 		mroce_peer_unlock(p, &b);

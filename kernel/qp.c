@@ -71,7 +71,10 @@ void mroce_qp_event(struct mroce_qp *qp, enum mroce_qp_ev ev)
  */
 void mroce_qp_error(struct mroce_qp *qp, u8 wc_status)
 {
-	if (qp->peer && list_empty(&qp->flush_node))
+	if (!qp->peer)
+		return;
+	mroce_peer_need_tx(qp->peer);	/* flush_qps is the send half's */
+	if (list_empty(&qp->flush_node))
 		list_add_tail(&qp->flush_node, &qp->peer->flush_qps);
 }
 

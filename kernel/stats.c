@@ -75,6 +75,9 @@ static const char *const mroce_glue_stat[MROCE_NUM_GLUE_CNT] = {
 	[MROCE_CNT_BAD_WQE] = "bad_wqe",
 	[MROCE_CNT_RX_BAD_RSN] = "rx_bad_rsn",
 	[MROCE_CNT_PEER_LOCK_WAITS] = "peer_lock_waits",
+	[MROCE_CNT_RX_ONE_LOCK] = "rx_one_lock",
+	[MROCE_CNT_LOCK_UPGRADES] = "lock_upgrades",
+	[MROCE_CNT_LOCK_FOLLOWUPS] = "lock_followups",
 	[MROCE_CNT_CONN_FAILED] = "conn_failed",
 	[MROCE_CNT_QP_REHOMED] = "qps_rehomed",
 };
@@ -118,9 +121,11 @@ static void peer_sum(const struct mroce_peer *p, struct mroce_retired *r)
 	const struct mroce_conn *c = p->conn;
 	const struct mroce_qp *qp;
 	unsigned int bkt;
+	struct mroce_conn_stats cs;
 	u32 i;
 
-	conn_add(&r->conn, &c->stats);
+	mroce_conn_stats_sum(c, &cs);
+	conn_add(&r->conn, &cs);
 	for (i = 0; i < c->cfg.npaths; i++)
 		r->rx_dup_path += c->paths[i].stats.rx_dup;
 	r->rnr_sent += p->rnr_sent;
@@ -158,9 +163,9 @@ int mroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	mutex_lock(&mdev->peers_mutex);
 	sum = mdev->retired;
 	list_for_each_entry(p, &mdev->peer_list, node) {
-		spin_lock_bh(&p->lock);
+		mroce_peer_lock_all_bh(p);
 		peer_sum(p, &sum);
-		spin_unlock_bh(&p->lock);
+		mroce_peer_unlock_all_bh(p);
 	}
 	stats->value[MROCE_STAT_PEERS] = mdev->npeers;
 	mutex_unlock(&mdev->peers_mutex);

@@ -228,25 +228,44 @@ void mroce_batch_build_ack(struct mroce_peer *p, struct mroce_batch *b)
 		__skb_queue_tail(&b->acks, skb);
 }
 
-void mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
+/* Headers written under the receive lock alone: p->hdr is the sender's. */
+static DEFINE_PER_CPU(u8 [sizeof_field(struct mroce_peer, hdr)], mroce_ack_hdr);
+
+/*
+ * What the section's locks allow: everything with both, ACKs with the
+ * receive lock, the rest with the send lock.  True when the budget ran out
+ * with more to send.
+ */
+bool mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 {
 	unsigned int n, budget = max(READ_ONCE(mroce_tx_budget), 1u);
+	bool tx_lock = b->locks & MROCE_LOCK_TX;
+	unsigned int what = b->locks == MROCE_LOCK_ALL ? MROCE_POLL_ALL :
+			    tx_lock ? MROCE_POLL_SEND : MROCE_POLL_ACKS;
+	u8 *hdr = tx_lock ? p->hdr : this_cpu_ptr(mroce_ack_hdr);
 	struct sk_buff *skb;
 	struct mroce_tx tx;
 	bool ack;
 
-	p->more_tx = false;
 	for (n = 0; n < budget; n++) {
-		if (mroce_conn_poll_tx(p->conn, b->now, p->hdr, p->hdr_cap,
-				       &tx) != MROCE_POLL_PACKET)
-			return;
+		if (mroce_conn_poll(p->conn, b->now, hdr, p->hdr_cap, &tx,
+				    what) != MROCE_POLL_PACKET)
+			return false;
 		if (tx.path < p->nroutes) {
 			struct mroce_route *r = &p->routes[tx.path];
 
-			/* the path moved to a new port: a new route */
-			if (r->sport != tx.sport) {
-				dst_cache_reset(&r->cache);
-				WRITE_ONCE(r->sport, tx.sport);
+			/*
+			 * The path moved to a new port: a new route.  The
+			 * sender's to change; an ACK that sees the change
+			 * first goes without the cache.
+			 */
+			if (READ_ONCE(r->sport) != tx.sport) {
+				if (tx_lock) {
+					dst_cache_reset(&r->cache);
+					WRITE_ONCE(r->sport, tx.sport);
+				} else {
+					tx.path = p->nroutes;
+				}
 			}
 		}
 		/*
@@ -262,18 +281,18 @@ void mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 		      tx.opcode == MROCE_OP_PROBE_ACK;
 		if (ack && !b->ack_len && !tx.len &&
 		    tx.hdr_len <= sizeof(b->ack_hdr)) {
-			memcpy(b->ack_hdr, p->hdr, tx.hdr_len);
+			memcpy(b->ack_hdr, hdr, tx.hdr_len);
 			b->ack_tx = tx;
 			b->ack_len = tx.hdr_len;
 			continue;
 		}
-		skb = tx_build_skb(p, p->hdr, &tx);
+		skb = tx_build_skb(p, hdr, &tx);
 		if (!skb)
 			continue;
 		__skb_queue_tail(ack ? &b->acks : &b->skbs, skb);
 	}
 	/* More to send: yield, the timer continues right away. */
-	p->more_tx = true;
+	return true;
 }
 
 /*
@@ -374,14 +393,14 @@ void mroce_peer_xmit(struct mroce_peer *p)
 
 	__skb_queue_head_init(&q);
 	for (;;) {
-		spin_lock(&p->lock);
+		spin_lock(&p->tx_lock);
 		skb_queue_splice_init(&p->txq, &q);
 		if (skb_queue_empty(&q)) {
 			p->xmitting = false;
-			spin_unlock(&p->lock);
+			spin_unlock(&p->tx_lock);
 			return;
 		}
-		spin_unlock(&p->lock);
+		spin_unlock(&p->tx_lock);
 		mroce_peer_xmit_list(p, &q);
 	}
 }

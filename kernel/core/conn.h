@@ -128,6 +128,12 @@ struct mroce_ops {
 	/* The stream hit a fatal error (verbs: move the QP to ERR). */
 	void (*stream_error)(void *ctx, struct mroce_stream *st, int wc_status);
 	void (*conn_event)(void *ctx, struct mroce_conn *c, int event, u32 arg);
+	/*
+	 * The receipt of data is about to touch send-side state: a caller
+	 * that holds only its receive lock (see mroce_conn_rx()) takes its
+	 * send lock too.  NULL, or a no-op, for a caller with one lock.
+	 */
+	void (*lock_tx)(void *ctx);
 };
 
 struct mroce_cfg {
@@ -325,12 +331,25 @@ struct mroce_conn {
 	u64 hello_at;
 	struct mroce_list share_node;
 	u64 share_prev;		/* rx_data_bytes at the last epoch */
+	/* counted under the send lock; rstats under the receive lock */
 	struct mroce_conn_stats stats;	/* its first line: every packet's */
 	u64 share_rate;		/* bytes/s measured in the last epoch */
 	/* NACKs for packets that named no stream of ours */
 	struct mroce_ack_stream orphan[4];
 	u64 tx_dsn_acked[MROCE_DSN_WINDOW / 64];
 	u64 rx_dsn_bits[MROCE_DSN_WINDOW / 64];
+	/*
+	 * What the receipt of data counts (mroce_conn_rx() without the send
+	 * lock); mroce_conn_stats_sum() adds the two.
+	 */
+	struct mroce_conn_stats rstats;
+	/* send side: inside mroce_conn_rx_ack() */
+	u8 ack_only;
+	/* send side: streams with resp_freed wait for a pass with both locks */
+	u8 cross_pending;
+	/* send side: the current poll must not read receive state */
+	u8 send_only;
+	u8 pad_split[29];	/* paths[] stays line-aligned (conn.c) */
 	/*
 	 * The paths start on a cache line of a line-aligned connection, so a
 	 * timer scan reads two lines of each path, not three (conn.c checks;
@@ -370,6 +389,51 @@ struct mroce_rx_meta {
 void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		   const void *buf, const struct mroce_rx_meta *m, u64 now);
 
+/*
+ * Two locks.  A connection's state is in two halves: the receiver's (what
+ * it owes the peer: path SACK state, dsn window, streams' frontiers and
+ * responder slots, the ACK to build) and the sender's (paths' send side,
+ * scoreboard, retransmissions, congestion control, posted messages,
+ * timers).  A caller may guard them with one lock, calling everything
+ * under it; or with a receive lock and a send lock, always taken in that
+ * order, so that the receipt of an ACK and the receipt of data can run at
+ * once on two CPUs.  With two locks:
+ *  - mroce_conn_rx() of WRITE* and SEND* without an ACK body needs the
+ *    receive lock only; the core calls ops->lock_tx first where it must
+ *    touch the send half (a broken stream, a READ or atomic at the
+ *    frontier, a connection not established).  Then poll with
+ *    MROCE_POLL_ACKS, and skip mroce_conn_next_timer() unless ops->lock_tx
+ *    was called or mroce_conn_rx_due() says an ACK deadline is set.
+ *  - mroce_conn_rx_ack() needs the send lock only; then poll with
+ *    MROCE_POLL_SEND.  mroce_conn_cross_pending() says when a pass with both
+ *    locks must follow (mroce_conn_poll_tx() does what is left).
+ *  - everything else, both locks.
+ */
+
+/*
+ * An ACK under the send lock alone.  False, with nothing changed, when it
+ * needs the whole connection (not established, or it carries a NACK): the
+ * caller then calls mroce_conn_rx() with both locks.
+ */
+bool mroce_conn_rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		       const void *buf, u64 now);
+
+/* After mroce_conn_rx_ack(): does a pass with both locks have work? */
+static inline bool mroce_conn_cross_pending(const struct mroce_conn *c)
+{
+	return c->cross_pending;
+}
+
+/* After a receive-lock-only mroce_conn_rx(): a delayed-ACK deadline is set. */
+static inline bool mroce_conn_rx_due(const struct mroce_conn *c)
+{
+	return c->ack_at != 0;
+}
+
+/* The two halves' counters added up. */
+void mroce_conn_stats_sum(const struct mroce_conn *c,
+			  struct mroce_conn_stats *sum);
+
 /* Where a packet's payload comes from: the caller copies it. */
 enum mroce_src {
 	MROCE_SRC_NONE,
@@ -406,6 +470,16 @@ enum mroce_poll {
  */
 enum mroce_poll mroce_conn_poll_tx(struct mroce_conn *c, u64 now, void *buf,
 				   u32 cap, struct mroce_tx *tx);
+
+/* What mroce_conn_poll() may produce, for a caller holding one lock. */
+enum {
+	MROCE_POLL_ACKS = 1,	/* ACKs only: the receive lock */
+	MROCE_POLL_SEND = 2,	/* data, retransmissions: the send lock */
+	MROCE_POLL_ALL = 3,	/* = mroce_conn_poll_tx(): both */
+};
+
+enum mroce_poll mroce_conn_poll(struct mroce_conn *c, u64 now, void *buf,
+				u32 cap, struct mroce_tx *tx, unsigned int what);
 
 /*
  * Absolute time of the next timer event, or 0 when none is armed.  Not

@@ -36,7 +36,7 @@ enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn)
 				mroce_bit_clear(c->rx_dsn_bits, c->rx_dsn_base,
 					  MROCE_DSN_MASK);
 		c->rx_dsn_base = floor;
-		c->stats.rx_dsn_jumps++;
+		c->rstats.rx_dsn_jumps++;
 	}
 	if (mroce_bit_test(c->rx_dsn_bits, dsn, MROCE_DSN_MASK))
 		return MROCE_DSN_DUP;

@@ -88,22 +88,22 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	 * implicit accept has us sending on one path, it may still use more).
 	 */
 	if (h->path >= c->cfg.npaths) {
-		c->stats.rx_drop_path++;
+		c->rstats.rx_drop_path++;
 		return;
 	}
 	if (!rx_path(c, &c->paths[h->path], h, m->ce, now))
 		return;
 	switch (mroce_dsn_rx(c, h->dsn)) {
 	case MROCE_DSN_DUP:
-		c->stats.rx_dup_dsn++;
+		c->rstats.rx_dup_dsn++;
 		return;
 	case MROCE_DSN_OUTSIDE:
-		c->stats.rx_drop_dsn++;
+		c->rstats.rx_drop_dsn++;
 		return;
 	case MROCE_DSN_NEW:
 		break;
 	}
-	c->stats.rx_data++;
+	c->rstats.rx_data++;
 	c->rx_data_bytes += pkt->payload_len;
 	if (c->share) {
 		mroce_share_rx(c->share, c);
@@ -125,7 +125,7 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 
 	st = find_stream(c, h);
 	if (!st) {
-		c->stats.rx_drop_stream++;
+		c->rstats.rx_drop_stream++;
 		/* responses to a vanished requester need no answer */
 		if (h->opcode != MROCE_OP_READ_RESP &&
 		    h->opcode != MROCE_OP_ATOMIC_RESP)
@@ -139,6 +139,17 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		mroce_stream_rx(c, st, pkt, m, now);
 }
 
+/*
+ * Can this packet be taken under the receive lock alone (conn.h, "Two
+ * locks")?  A WRITE or SEND on an established connection, no ACK body.
+ */
+static bool rx_recv_only(const struct mroce_conn *c, const struct mroce_hdr *h)
+{
+	return h->opcode >= MROCE_OP_WRITE && h->opcode <= MROCE_OP_SEND_IMM &&
+	       !(h->flags & MROCE_F_ACK_BODY) &&
+	       c->state == MROCE_CONN_ESTABLISHED && h->src_conn == c->peer_id;
+}
+
 /* An ACK, or a data packet's ACK body: our deadlines as a sender move. */
 static void rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		   const void *buf, u64 now)
@@ -147,14 +158,45 @@ static void rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	mroce_ack_rx(c, pkt, buf, now);
 }
 
+bool mroce_conn_rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		       const void *buf, u64 now)
+{
+	struct mroce_ack_stream e;
+	unsigned int i;
+
+	if (pkt->hdr.opcode != MROCE_OP_ACK ||
+	    c->state != MROCE_CONN_ESTABLISHED ||
+	    pkt->hdr.src_conn != c->peer_id)
+		return false;
+	/* a NACK may fail a stream, which its receive half must see */
+	for (i = 0; i < pkt->ack.nstreams; i++) {
+		mroce_wire_ack_stream(buf, pkt, i, &e);
+		if (e.status != MROCE_ST_OK)
+			return false;
+	}
+	c->stats.rx_pkts++;
+	c->stats.rx_bytes += pkt->payload_len;
+	c->stats.rx_acks++;
+	/*
+	 * No soft ACK to resolve: only the receive side sets one, and a freed
+	 * response job leaves its frontier to the next pass with both locks.
+	 */
+	c->ack_only = 1;
+	rx_ack(c, pkt, buf, now);
+	c->ack_only = 0;
+	return true;
+}
+
 void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		   const void *buf, const struct mroce_rx_meta *m, u64 now)
 {
 	const struct mroce_hdr *h = &pkt->hdr;
 	struct mroce_stream *st;
 
-	c->stats.rx_pkts++;
-	c->stats.rx_bytes += pkt->payload_len;
+	c->rstats.rx_pkts++;
+	c->rstats.rx_bytes += pkt->payload_len;
+	if (!rx_recv_only(c, h))
+		mroce_lock_tx(c);
 
 	switch (h->opcode) {
 	case MROCE_OP_CONNECT:

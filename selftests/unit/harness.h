@@ -77,6 +77,13 @@ struct RecvWr {
 
 struct Endpoint;
 
+// A connection's counters, both halves (the module's two locks) added up.
+inline mroce_conn_stats sum_stats(const mroce_conn *c) {
+  mroce_conn_stats s;
+  mroce_conn_stats_sum(c, &s);
+  return s;
+}
+
 struct Qp {
   Endpoint *ep;
   mroce_stream st;
@@ -106,6 +113,12 @@ struct Endpoint {
   uint64_t armed = 0;
   uint64_t place_calls = 0, place_bytes = 0, rx_bad = 0;
   uint64_t pkts_out = 0;
+  // The module's two locks (conn.h, "Two locks"), emulated: kRxLock and
+  // kTxLock held now.  Callbacks check they run under the one they need.
+  static constexpr int kRxLock = 1, kTxLock = 2;
+  int locks = kRxLock | kTxLock;
+  uint64_t rx_only = 0, ack_only = 0, upgrades = 0;  // how packets were taken
+  uint64_t ack_refused = 0, crossings = 0;  // ACKs that needed both locks
   std::function<void(Endpoint &, const uint8_t *, uint32_t)> tap;  // sees every packet it sends
   std::function<bool(Endpoint &, const uint8_t *, uint32_t)> drop;  // true: lose it
 
@@ -115,6 +128,11 @@ struct Endpoint {
   void post_recv(Qp &q, uint64_t cookie, uint8_t *buf, uint32_t len);
   int post_send(Qp &q, SendWr wr);
   void drain(uint64_t now);  // poll_tx until idle; arm timer
+  // Poll what the held locks allow (MROCE_POLL_*); the timer needs kTxLock.
+  void drain_what(uint64_t now, unsigned int what);
+  // One received packet, under the locks the module would take.
+  void receive(const mroce_pkt &pkt, const uint8_t *bytes, bool ce,
+               uint64_t now);
 };
 
 struct Packet {
@@ -169,5 +187,10 @@ void connect_qps(Fabric &f, uint32_t a, uint32_t b, uint32_t mss = 1024);
 // non-zero @share_capacity (bytes/s) gives endpoint 1 a receiver fair share.
 bool one_path_pair(Fabric &f, uint64_t delay_ns, const mroce_cfg &cfg,
                    uint64_t share_capacity = 0);
+
+// Two endpoints of test_cfg(4, 1024) joined by @nroutes routes of
+// @delay_ns each way at 10 Gb/s, connected, QP 1 of endpoint 0 to QP 2 of
+// endpoint 1.
+bool routed_pair(Fabric &f, int nroutes, uint64_t delay_ns);
 
 }  // namespace mroce::test

@@ -206,7 +206,7 @@ struct Exchange : ::testing::Test {
     EXPECT_EQ(qp(0).scq.back().status, MROCE_WC_OK);
     return f.now - t0;
   }
-  const mroce_conn_stats &st(int e) { return f.ep(e).conn->stats; }
+  mroce_conn_stats st(int e) { return sum_stats(f.ep(e).conn); }
 };
 
 // With a hold, each message's ACK rides on the answer: after the first

@@ -24,18 +24,7 @@ struct Paths : ::testing::Test {
   // 8 routes each way: with 4 paths, a replacement port usually finds a
   // route no other path uses
   void SetUp() override {
-    for (int d = 0; d < 2; d++) {
-      f.routes[d].assign(8, Route{});
-      for (auto &r : f.routes[d]) {
-        r.delay_ns = 20'000;
-        r.gbps = 10;
-      }
-    }
-    auto cfg = test_cfg(4, 1024);
-    f.add_endpoint(cfg);
-    f.add_endpoint(cfg);
-    ASSERT_TRUE(f.connect());
-    connect_qps(f, 1, 2);
+    ASSERT_TRUE(routed_pair(f, 8, 20'000));
     rkey = f.ep(1).add_region(0, 64 << 20);
   }
   Endpoint &A() { return f.ep(0); }
@@ -67,8 +56,8 @@ TEST_F(Paths, TailLossProbeRecoversLastPacketWithoutRto) {
   write(1024);
   for (auto &x : f.routes[0]) x.loss = 0;
   ASSERT_TRUE(all_done());
-  EXPECT_GE(A().conn->stats.tlps, 1u);
-  EXPECT_EQ(A().conn->stats.rtos, 0u);
+  EXPECT_GE(sum_stats(A().conn).tlps, 1u);
+  EXPECT_EQ(sum_stats(A().conn).rtos, 0u);
   EXPECT_EQ(A().qp(1).scq[1].status, MROCE_WC_OK);
 }
 
@@ -98,7 +87,7 @@ TEST_F(Paths, LossyRouteIsMovedRandomLossIsNot) {
   for (auto &r : f.routes[0]) r.loss = 0.05;
   for (int i = 0; i < 30; i++) write(1 << 20);
   ASSERT_TRUE(all_done(10'000'000'000));
-  EXPECT_EQ(A().conn->stats.path_replaced, 0u);
+  EXPECT_EQ(sum_stats(A().conn).path_replaced, 0u);
   // one route much worse than the others: its path moves away
   for (auto &r : f.routes[0]) r.loss = 0.01;
   Route &bad = route_of_path(0, 1);
@@ -202,7 +191,7 @@ TEST_F(Paths, DuplicatesNeverPlacedTwice) {
   A().drain(f.now);
   ASSERT_TRUE(all_done());
   ASSERT_EQ(B().qp(2).rcq.size(), 1u);
-  EXPECT_GT(B().conn->stats.rx_dup_dsn + B().conn->paths[0].stats.rx_dup, 0u);
+  EXPECT_GT(sum_stats(B().conn).rx_dup_dsn + B().conn->paths[0].stats.rx_dup, 0u);
   EXPECT_EQ(B().place_bytes, 1u << 20);  // each byte exactly once
 }
 
@@ -212,7 +201,7 @@ TEST_F(Paths, ReorderingInsideARouteIsToleratedByDupthresh) {
   ASSERT_TRUE(all_done(5'000'000'000));
   // with dupthresh 3 and a 5/4 srtt time rule, a few us of jitter at
   // 10 Gb/s costs few spurious retransmissions
-  EXPECT_LT(A().conn->stats.spurious, A().conn->stats.tx_data / 100 + 5);
+  EXPECT_LT(sum_stats(A().conn).spurious, sum_stats(A().conn).tx_data / 100 + 5);
 }
 
 TEST_F(Paths, ProbeAnsweredMakesPathActive) {

@@ -183,7 +183,7 @@ TEST(Regression, AHintAtTheLineRateDoesNotPace) {
     if (hint >= cfg.line_rate) {
       EXPECT_EQ(sent, 64u) << "hint " << hint;  // the whole message at once
       EXPECT_FALSE(c->paced) << "hint " << hint;
-      EXPECT_EQ(c->stats.pace_waits, 0u) << "hint " << hint;
+      EXPECT_EQ(sum_stats(c).pace_waits, 0u) << "hint " << hint;
     } else {
       EXPECT_LE(sent, 3u) << "hint " << hint;  // one on time, one of credit
       EXPECT_TRUE(c->paced) << "hint " << hint;
@@ -324,7 +324,7 @@ TEST(Regression, NoSpuriousRtoAfterTailLossProbe) {
   // stream entry a POLL brings back
   f.routes[1][0].loss = 1.0;
   write(1);
-  ASSERT_TRUE(f.run([&] { return f.ep(0).conn->stats.tlps > 0; }, 100'000'000));
+  ASSERT_TRUE(f.run([&] { return sum_stats(f.ep(0).conn).tlps > 0; }, 100'000'000));
   // right after the probe, snd_una must not name a resolved packet: the
   // RTO of the next packet runs from the send time of the packet at snd_una
   {
@@ -335,12 +335,12 @@ TEST(Regression, NoSpuriousRtoAfterTailLossProbe) {
   f.run([] { return false; }, 100'000);
   f.routes[1][0].loss = 0;
   ASSERT_TRUE(f.run([&] { return f.ep(0).qp(1).scq.size() == 2; }, 100'000'000));
-  EXPECT_GE(f.ep(0).conn->stats.tlps, 1u);
+  EXPECT_GE(sum_stats(f.ep(0).conn).tlps, 1u);
   // long after, a new packet on the path must not time out at once
   f.run([] { return false; }, 50'000'000);
   write(2);
   ASSERT_TRUE(f.run([&] { return f.ep(0).qp(1).scq.size() == 3; }, 10'000'000));
-  EXPECT_EQ(f.ep(0).conn->stats.rtos, 0u);
+  EXPECT_EQ(sum_stats(f.ep(0).conn).rtos, 0u);
 }
 
 // fuzz_conn_rx (seed connect-repeat-fewer-paths): an established peer
@@ -656,7 +656,7 @@ TEST(Grant, AcceptGrantsAFirstRateThatPacesTheFirstData) {
     f.ep(0).tap = [&](Endpoint &e, const uint8_t *buf, uint32_t n) {
       mroce_pkt p;
       if (mroce_wire_decode(buf, n, &p) == MROCE_WIRE_OK &&
-          p.hdr.opcode == MROCE_OP_WRITE && !e.conn->stats.rx_acks)
+          p.hdr.opcode == MROCE_OP_WRITE && !sum_stats(e.conn).rx_acks)
         sent.push_back(f.now);
     };
     uint32_t rkey = f.ep(1).add_region(0, 8 * 1024);

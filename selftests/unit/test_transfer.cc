@@ -160,8 +160,8 @@ Result transfer(double loss, uint64_t total, uint64_t seed,
       res.data_lost += r.data_dropped;
       res.data_sent += r.data_sent;
     }
-  res.retx = A.conn->stats.tx_retx + B.conn->stats.tx_retx;
-  res.spurious = A.conn->stats.spurious + B.conn->stats.spurious;
+  res.retx = sum_stats(A.conn).tx_retx + sum_stats(B.conn).tx_retx;
+  res.spurious = sum_stats(A.conn).spurious + sum_stats(B.conn).spurious;
   res.ok = !bad && done == msgs_total && checked == msgs_total;
   return res;
 }
