@@ -95,14 +95,12 @@ static bool host_congested(struct mroce_dev *mdev)
 static u8 rx_locks(struct mroce_peer *peer, const struct mroce_pkt *pkt)
 {
 	unsigned int split = READ_ONCE(mroce_lock_split);
-	u8 op = pkt->hdr.opcode;
 
 	if (!split || READ_ONCE(peer->conn->state) != MROCE_CONN_ESTABLISHED)
 		return MROCE_LOCK_ALL;
-	if (op == MROCE_OP_ACK)
+	if (pkt->hdr.opcode == MROCE_OP_ACK)
 		return split & 2 ? MROCE_LOCK_TX : MROCE_LOCK_ALL;
-	if ((split & 1) && op >= MROCE_OP_WRITE && op <= MROCE_OP_SEND_IMM &&
-	    !(pkt->hdr.flags & MROCE_F_ACK_BODY))
+	if ((split & 1) && mroce_rx_recv_only(&pkt->hdr))
 		return MROCE_LOCK_RX;
 	return MROCE_LOCK_ALL;
 }

@@ -411,6 +411,16 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
  */
 
 /*
+ * Is @h data that an established connection takes under the receive lock
+ * alone?  A WRITE or SEND without an ACK body.
+ */
+static inline bool mroce_rx_recv_only(const struct mroce_hdr *h)
+{
+	return h->opcode >= MROCE_OP_WRITE && h->opcode <= MROCE_OP_SEND_IMM &&
+	       !(h->flags & MROCE_F_ACK_BODY);
+}
+
+/*
  * An ACK under the send lock alone.  False, with nothing changed, when it
  * needs the whole connection (not established, or it carries a NACK): the
  * caller then calls mroce_conn_rx() with both locks.

@@ -139,17 +139,6 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		mroce_stream_rx(c, st, pkt, m, now);
 }
 
-/*
- * Can this packet be taken under the receive lock alone (conn.h, "Two
- * locks")?  A WRITE or SEND on an established connection, no ACK body.
- */
-static bool rx_recv_only(const struct mroce_conn *c, const struct mroce_hdr *h)
-{
-	return h->opcode >= MROCE_OP_WRITE && h->opcode <= MROCE_OP_SEND_IMM &&
-	       !(h->flags & MROCE_F_ACK_BODY) &&
-	       c->state == MROCE_CONN_ESTABLISHED && h->src_conn == c->peer_id;
-}
-
 /* An ACK, or a data packet's ACK body: our deadlines as a sender move. */
 static void rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		   const void *buf, u64 now)
@@ -195,7 +184,9 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 
 	c->rstats.rx_pkts++;
 	c->rstats.rx_bytes += pkt->payload_len;
-	if (!rx_recv_only(c, h))
+	/* receive lock alone: conn.h, "Two locks" */
+	if (!mroce_rx_recv_only(h) || c->state != MROCE_CONN_ESTABLISHED ||
+	    h->src_conn != c->peer_id)
 		mroce_lock_tx(c);
 
 	switch (h->opcode) {

@@ -439,10 +439,9 @@ bool Fabric::step() {
 void Endpoint::receive(const mroce_pkt &pkt, const uint8_t *bytes, bool ce,
                        uint64_t now) {
   mroce_rx_meta m{bytes, static_cast<uint8_t>(ce)};
-  uint8_t op = pkt.hdr.opcode;
   bool est = conn->state == MROCE_CONN_ESTABLISHED;
 
-  if (op == MROCE_OP_ACK && est) {
+  if (pkt.hdr.opcode == MROCE_OP_ACK && est) {
     locks = kTxLock;
     if (mroce_conn_rx_ack(conn, &pkt, bytes, now)) {
       ack_only++;
@@ -455,8 +454,7 @@ void Endpoint::receive(const mroce_pkt &pkt, const uint8_t *bytes, bool ce,
       return;
     }
     ack_refused++;
-  } else if (op >= MROCE_OP_WRITE && op <= MROCE_OP_SEND_IMM && est &&
-             !(pkt.hdr.flags & MROCE_F_ACK_BODY)) {
+  } else if (est && mroce_rx_recv_only(&pkt.hdr)) {
     locks = kRxLock;
     rx_only++;
     mroce_conn_rx(conn, &pkt, bytes, &m, now);
