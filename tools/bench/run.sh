@@ -14,7 +14,8 @@
 #                      [--repeat N] [--no-pin]
 #
 # --repeat N measures everything N times in rounds (at each loss rxe and
-# MetaRoCE in turn, in the other order every other round; then TCP), so a
+# MetaRoCE in turn, in the other order every other round; then TCP; the
+# latency runs alternate between the drivers run by run), so a
 # drift of the shared host hits every driver alike; the table shows each
 # figure's median and how far the rounds spread.  Single TCG runs vary by
 # about +-30%, and for a minute or two at a time a driver's latency can
@@ -32,7 +33,9 @@
 # a multi-queue NIC's RSS would; by default one CPU receives what it sent.
 #
 # perftest measures only the middle of a -D run, so compared figures use
-# -D 8 or more (the default).  Expect about 10 minutes.
+# -D 8 or more (the default).  The environment's BENCH_LAT_ITERS (20000)
+# and BENCH_LAT_PAIRS (3) set the iterations of a lossless latency run and
+# the runs per driver, loss and round.  Expect about 10 minutes a round.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=8
@@ -81,6 +84,7 @@ rc=0
 	"BENCH_CSV=\$METAROCE_OUT/bench.csv BENCH_SECONDS=$seconds \
 	 BENCH_LOSSES='$losses' BENCH_DRIVERS='$drivers' BENCH_SIZE=$size \
 	 BENCH_RPS=$rps BENCH_REPEAT=$repeat BENCH_PIN=$pin \
+	 BENCH_LAT_ITERS=${BENCH_LAT_ITERS:-20000} BENCH_LAT_PAIRS=${BENCH_LAT_PAIRS:-3} \
 	 tools/bench/vm_bench.sh" || rc=$?
 if [ ! -s "$out/vm/bench.csv" ]; then
 	echo "bench: the VM produced no measurements (exit $rc); see $out/vm" >&2
