@@ -10,7 +10,7 @@ doorbell to the server's next doorbell).  Then, per event kind and CPU, the
 share of each group's iterations that contain it, most over-represented in
 the slow group first: what the slow iterations have that the normal ones do
 not.  Last, the stops: gaps of 50 ms or more between two events of one CPU,
-and what that CPU did last.
+and what that CPU did last (within the run only).
 """
 import bisect
 import collections
@@ -131,6 +131,8 @@ def analyse(path):
               f" {share['slow'].get(k, 0):6.3f}")
     last = {}
     for t, cpu, k, line in ev:
+        if t < db0[0] or t > db0[-1]:
+            continue        # before or after the run: idle CPUs are silent
         if cpu in last and t - last[cpu][0] >= STOP_US:
             print(f"  stop: cpu {cpu} silent {(t - last[cpu][0]) / 1000:.1f} ms after:"
                   f" {last[cpu][1].strip()}")
