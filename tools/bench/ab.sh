@@ -54,10 +54,8 @@ for v in "$@"; do
 done
 
 cd "$top"
-build=${BUILD:-$top/build}
-vm=$build/tools/vm/metaroce-vm
-[ -x "$vm" ] || cmake --build "$build" -j2 --target metaroce-vm >/dev/null
-[ -f rdma-core-provider/libmetaroce-rdmav34.so ] || make -s provider
+. tools/bench/host_lib.sh
+bench_prereqs ""
 out=$top/results/ab/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 echo "ab:$variants; loss $losses %, -D $seconds, $repeat rounds; output in $out"

@@ -28,11 +28,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 cd "$top"
-build=${BUILD:-$top/build}
-vm=$build/tools/vm/metaroce-vm
-[ -x "$vm" ] || cmake --build "$build" -j2 --target metaroce-vm >/dev/null
-[ -f rdma-core-provider/libmetaroce-rdmav34.so ] || make -s provider
-[ -f metaroce.ko ] || make -s module
+. tools/bench/host_lib.sh
+bench_prereqs module
 out=$top/results/lat_trace/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 "$vm" --timeout 30m --out "$out" -- sh -c \

@@ -65,14 +65,8 @@ esac
 [ "$seconds" -ge 8 ] || echo "run.sh: -D $seconds < 8: figures are not comparable" >&2
 
 cd "$top"
-build=${BUILD:-$top/build}
-vm=$build/tools/vm/metaroce-vm
-if [ ! -x "$vm" ]; then
-	{ [ -f "$build/CMakeCache.txt" ] || cmake -S "$top" -B "$build" >/dev/null; } &&
-		cmake --build "$build" -j2 --target metaroce-vm >/dev/null
-fi
-[ -f metaroce.ko ] || make -s module
-[ -f rdma-core-provider/libmetaroce-rdmav34.so ] || make -s provider
+. tools/bench/host_lib.sh
+bench_prereqs module
 
 stamp=$(date +%Y%m%d-%H%M%S)
 out=$top/results/bench/$stamp
