@@ -101,6 +101,7 @@ enum mroce_cnt {
 	MROCE_CNT_RX_ONE_LOCK,		/* packet taken under one of two locks */
 	MROCE_CNT_LOCK_UPGRADES,	/* ... which then needed the send lock */
 	MROCE_CNT_LOCK_FOLLOWUPS,	/* ... or left work for both locks */
+	MROCE_CNT_DB_ONE_LOCK,		/* doorbell under the send lock alone */
 	MROCE_CNT_CONN_FAILED,		/* a connection failed (logged) */
 	MROCE_CNT_QP_REHOMED,		/* moved off a restarted connection */
 	MROCE_NUM_GLUE_CNT,

@@ -97,12 +97,13 @@ MODULE_PARM_DESC(timer_slack_ns, "slack of the connection timers, and how early 
 
 /*
  * Data and ACKs of one connection received at once on two CPUs, each under
- * one of the peer's two locks (design.md, section 8); off: both locks for
- * every packet, as one lock.
+ * one of the peer's two locks, and doorbells that do not wait for a data
+ * receipt (design.md, section 8); off: both locks for everything, as one
+ * lock.
  */
-unsigned int mroce_lock_split = 3;
+unsigned int mroce_lock_split = 7;
 module_param_named(lock_split, mroce_lock_split, uint, 0644);
-MODULE_PARM_DESC(lock_split, "1: data under the receive lock alone, 2: ACKs under the send lock alone, 3: both (default 3)");
+MODULE_PARM_DESC(lock_split, "1: data under the receive lock alone, 2: ACKs under the send lock alone, 4: doorbells under the send lock alone; a sum for more (default 7)");
 
 unsigned int mroce_tx_budget = 32;
 module_param_named(tx_budget, mroce_tx_budget, uint, 0644);

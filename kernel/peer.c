@@ -191,6 +191,9 @@ static bool peer_settle(struct mroce_peer *p, struct mroce_batch *b)
 					      sq_node);
 		if (!qp)
 			return false;
+		/* flushing an SQ in error empties its RQ as well */
+		if (qp->state == IB_QPS_ERR && b->locks != MROCE_LOCK_ALL)
+			return true;
 		list_del_init(&qp->sq_node);
 		mroce_sq_run(qp, b);
 	}

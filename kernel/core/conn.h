@@ -407,6 +407,8 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
  *  - mroce_conn_rx_ack() needs the send lock only; then poll with
  *    MROCE_POLL_SEND.  mroce_conn_cross_pending() says when a pass with both
  *    locks must follow (mroce_conn_poll_tx() does what is left).
+ *  - mroce_stream_post() to an active stream of an established connection
+ *    needs the send lock only (a doorbell); then poll as after an ACK.
  *  - everything else, both locks.
  */
 

@@ -281,6 +281,17 @@ int Endpoint::post_send(Qp &q, SendWr wr) {
   return rc;
 }
 
+int Endpoint::ring(Qp &q, SendWr wr) {
+  locks = kTxLock;
+  int rc = post_send(q, std::move(wr));
+  if (rc == 0) {
+    drain_what(fab->now, MROCE_POLL_SEND);
+    if (mroce_conn_cross_pending(conn)) drain(fab->now);
+  }
+  locks = kRxLock | kTxLock;
+  return rc;
+}
+
 void Endpoint::drain(uint64_t now) {
   locks = kRxLock | kTxLock;
   drain_what(now, MROCE_POLL_ALL);

@@ -127,6 +127,9 @@ struct Endpoint {
   uint32_t add_region(uint64_t va, size_t len);
   void post_recv(Qp &q, uint64_t cookie, uint8_t *buf, uint32_t len);
   int post_send(Qp &q, SendWr wr);
+  // The module's doorbell: post under the send lock alone and poll what it
+  // allows; a pass with both follows if the core left work for one.
+  int ring(Qp &q, SendWr wr);
   void drain(uint64_t now);  // poll_tx until idle; arm timer
   // Poll what the held locks allow (MROCE_POLL_*); the timer needs kTxLock.
   void drain_what(uint64_t now, unsigned int what);
