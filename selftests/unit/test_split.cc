@@ -141,13 +141,13 @@ TEST_F(Split, DoorbellsUnderLossDeliverEverything) {
   auto val_of = [](int i) { return static_cast<uint8_t>(i * 7 + 1); };
   const int n = 64;
   for (int i = 0; i < n; i++) {
-    ASSERT_EQ(A().ring(A().qp(1), write(i, kb, 0x200000 + 1024 * i, len_of(i),
-                                        val_of(i))),
+    ASSERT_EQ(A().ring(A().qp(1),
+                       write(i, kb, 0x200000 + 1024 * i, len_of(i), val_of(i))),
               0);
-    ASSERT_EQ(B().ring(B().qp(2), write(i, ka, 0x100000 + 1024 * i, len_of(i),
-                                        val_of(i))),
+    ASSERT_EQ(B().ring(B().qp(2),
+                       write(i, ka, 0x100000 + 1024 * i, len_of(i), val_of(i))),
               0);
-    f.run([] { return false; }, 20'000);  // let some of it fly
+    f.run([] { return false; }, 20'000); // let some of it fly
   }
   ASSERT_TRUE(f.run(
       [&] { return A().qp(1).scq.size() == n && B().qp(2).scq.size() == n; },
@@ -156,7 +156,7 @@ TEST_F(Split, DoorbellsUnderLossDeliverEverything) {
     EXPECT_EQ(A().qp(1).scq[i].status, MROCE_WC_OK);
     EXPECT_EQ(B().qp(2).scq[i].status, MROCE_WC_OK);
   }
-  EXPECT_GT(A().conn->stats.tx_retx, 0u);  // the losses were repaired
+  EXPECT_GT(A().conn->stats.tx_retx, 0u); // the losses were repaired
   EXPECT_GT(B().conn->stats.tx_retx, 0u);
   for (int i = 0; i < n; i++)
     for (uint32_t k = 0; k < len_of(i); k++) {
