@@ -35,6 +35,7 @@ mroce_defer trace_off
 for round in $(seq "${LT_ROUNDS:-1}"); do
 	for drv in ${LT_DRIVERS:-metaroce rxe}; do
 		dp_initnet_devs "$drv"
+		# shellcheck disable=SC2119 # no arguments: no impairment
 		dp_netem
 		trace_off
 		echo >"$T/trace"
