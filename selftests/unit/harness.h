@@ -68,6 +68,28 @@ struct SendWr {
   uint32_t read_len = 0;
 };
 
+// A message @op of @len bytes, each @fill (a SEND or WRITE's source; READs
+// and atomics ignore it), to @va of region @rkey where the op has a target.
+inline SendWr make_wr(uint8_t op, uint64_t cookie, uint32_t len, uint8_t fill,
+                      uint32_t rkey = 0, uint64_t va = 0) {
+  SendWr w;
+  w.msg.op = op;
+  w.msg.cookie = cookie;
+  w.msg.len = len;
+  w.msg.rkey = rkey;
+  w.msg.va = va;
+  w.data.assign(len, fill);
+  return w;
+}
+
+// Source bytes fill, fill + 7, fill + 14, ...: a byte placed at the wrong
+// offset shows.
+inline SendWr &pattern(SendWr &w, uint8_t fill) {
+  for (size_t i = 0; i < w.data.size(); i++)
+    w.data[i] = static_cast<uint8_t>(fill + i * 7);
+  return w;
+}
+
 struct RecvWr {
   uint64_t cookie;
   uint8_t *buf;

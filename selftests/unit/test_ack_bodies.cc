@@ -175,12 +175,7 @@ struct Exchange : ::testing::Test {
   // Endpoint @e writes @fill into the other's region, as perftest's
   // ib_write_lat does: no completion is awaited, the answer is.
   void write(int e, uint8_t fill, uint64_t cookie) {
-    SendWr w;
-    w.msg.op = MROCE_OP_WRITE;
-    w.msg.cookie = cookie;
-    w.msg.len = kLen;
-    w.msg.rkey = rkey[1 - e];
-    w.data.assign(kLen, fill);
+    SendWr w = make_wr(MROCE_OP_WRITE, cookie, kLen, fill, rkey[1 - e]);
     ASSERT_EQ(f.ep(e).post_send(qp(e), std::move(w)), 0);
     f.ep(e).drain(f.now);
   }

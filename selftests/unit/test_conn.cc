@@ -37,12 +37,8 @@ struct Pair : ::testing::Test {
     return f.run(cond, ns);
   }
   SendWr wr(uint8_t op, uint64_t cookie, uint32_t len, uint8_t fill = 0xab) {
-    SendWr w;
-    w.msg.op = op;
-    w.msg.cookie = cookie;
-    w.msg.len = len;
-    w.data.assign(len, fill);
-    for (uint32_t i = 0; i < len; i++) w.data[i] = static_cast<uint8_t>(fill + i * 7);
+    SendWr w = make_wr(op, cookie, len, fill);
+    pattern(w, fill);
     return w;
   }
 };
@@ -557,12 +553,7 @@ TEST(Handshake, DataOvertakingTheAcceptIsNotLost) {
   f.routes[0][slow].delay_ns = 2'000'000;
   connect_qps(f, 1, 2);
   uint32_t rkey = B.add_region(0, 1 << 20);
-  SendWr w;
-  w.msg.op = MROCE_OP_WRITE;
-  w.msg.cookie = 1;
-  w.msg.len = 64 << 10;
-  w.msg.rkey = rkey;
-  w.data.assign(64 << 10, 9);
+  SendWr w = make_wr(MROCE_OP_WRITE, 1, 64 << 10, 9, rkey);
   ASSERT_EQ(A.post_send(A.qp(1), std::move(w)), 0);
   // B opens first; A answers B's CONNECT with ACCEPT (slow) + data (fast)
   mroce_conn_open(B.conn, f.now);
@@ -610,12 +601,7 @@ std::pair<uint32_t, uint32_t> largest_payloads(uint32_t ma, uint32_t mb) {
   uint32_t ka = f.ep(0).add_region(0, kLen), kb = f.ep(1).add_region(0, kLen);
   std::vector<uint8_t> dst(kLen);
   for (int e = 0; e < 2; e++) {
-    SendWr w;
-    w.msg.op = MROCE_OP_WRITE;
-    w.msg.cookie = 1;
-    w.msg.len = kLen;
-    w.msg.rkey = e ? ka : kb;
-    w.data.assign(kLen, 5);
+    SendWr w = make_wr(MROCE_OP_WRITE, 1, kLen, 5, e ? ka : kb);
     Qp &q = e ? f.ep(1).qp(2) : f.ep(0).qp(1);
     EXPECT_EQ(f.ep(e).post_send(q, std::move(w)), 0);
   }
@@ -699,12 +685,7 @@ void late_accept(uint16_t max_payload, uint32_t write_len, bool want_fail) {
   h.src_conn = A.conn->id;
   mroce_conn_implicit_accept(B.conn, &h, f.now);
   if (write_len) {
-    SendWr w;
-    w.msg.op = MROCE_OP_WRITE;
-    w.msg.cookie = 1;
-    w.msg.len = write_len;
-    w.msg.rkey = 0x100;
-    w.data.assign(write_len, 1);
+    SendWr w = make_wr(MROCE_OP_WRITE, 1, write_len, 1, 0x100);
     ASSERT_EQ(B.post_send(B.qp(2), std::move(w)), 0);
     B.drain(f.now);
     EXPECT_EQ(B.conn->implicit_len, std::min(write_len, 1024u));

@@ -30,13 +30,7 @@ struct Paths : ::testing::Test {
   Endpoint &A() { return f.ep(0); }
   Endpoint &B() { return f.ep(1); }
   void write(uint32_t len) {
-    SendWr w;
-    w.msg.op = MROCE_OP_WRITE;
-    w.msg.cookie = cookie++;
-    w.msg.len = len;
-    w.msg.va = 0;
-    w.msg.rkey = rkey;
-    w.data.assign(len, 0x5a);
+    SendWr w = make_wr(MROCE_OP_WRITE, cookie++, len, 0x5a, rkey);
     ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
     A().drain(f.now);
   }
@@ -182,11 +176,7 @@ TEST_F(Paths, DuplicatesNeverPlacedTwice) {
   for (auto &r : f.routes[1]) r.dup = 0.5;
   std::vector<uint8_t> buf(1 << 20);
   B().post_recv(B().qp(2), 1, buf.data(), buf.size());
-  SendWr w;
-  w.msg.op = MROCE_OP_SEND;
-  w.msg.cookie = cookie++;
-  w.msg.len = 1 << 20;
-  w.data.assign(1 << 20, 1);
+  SendWr w = make_wr(MROCE_OP_SEND, cookie++, 1 << 20, 1);
   ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
   A().drain(f.now);
   ASSERT_TRUE(all_done());

@@ -14,13 +14,7 @@ namespace {
 
 // A WRITE of @len bytes of @fill to region @rkey.
 SendWr one_write(uint32_t rkey, uint32_t len, uint8_t fill) {
-  SendWr w;
-  w.msg.op = MROCE_OP_WRITE;
-  w.msg.cookie = 1;
-  w.msg.len = len;
-  w.msg.rkey = rkey;
-  w.data.assign(len, fill);
-  return w;
+  return make_wr(MROCE_OP_WRITE, 1, len, fill, rkey);
 }
 
 // Post @w at endpoint 0 and run until its completion; false on a timeout.
@@ -77,11 +71,7 @@ struct Regress : ::testing::Test {
 // "original value" into the SEND's buffer, and the SEND completed.
 TEST_F(Regress, AtomicResponseForASendIsIgnored) {
   for (auto &r : f.routes[1]) r.up = false;  // B's ACKs never arrive
-  SendWr w;
-  w.msg.op = MROCE_OP_SEND;
-  w.msg.cookie = 7;
-  w.msg.len = 100;
-  w.data.assign(100, 0x5a);
+  SendWr w = make_wr(MROCE_OP_SEND, 7, 100, 0x5a);
   ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
   A().drain(f.now);
   uint32_t msn = A().qp(1).st.tx_una;
@@ -211,12 +201,7 @@ TEST(Regression, NoPastPacingDeadlineWhenWindowLimited) {
   connect_qps(f, 1, 2);
   uint32_t rkey = f.ep(1).add_region(0, 1 << 20);
   f.ep(0).conn->rate_hint = 1'000'000;  // 1 GB/s: pacing active
-  SendWr w;
-  w.msg.op = MROCE_OP_WRITE;
-  w.msg.cookie = 1;
-  w.msg.len = 1 << 20;
-  w.msg.rkey = rkey;
-  w.data.assign(1 << 20, 7);
+  SendWr w = make_wr(MROCE_OP_WRITE, 1, 1 << 20, 7, rkey);
   ASSERT_EQ(f.ep(0).post_send(f.ep(0).qp(1), std::move(w)), 0);
   uint8_t buf[2048];
   mroce_tx tx;
@@ -241,11 +226,7 @@ TEST(Regression, NoPastPacingDeadlineWhenWindowLimited) {
 // again at once, forever.
 TEST_F(Regress, BrokenStreamDisarmsItsTimer) {
   for (auto &r : f.routes[0]) r.up = false;  // we play B's ACKs ourselves
-  SendWr w;
-  w.msg.op = MROCE_OP_SEND;
-  w.msg.cookie = 1;
-  w.msg.len = 10;
-  w.data.assign(10, 1);
+  SendWr w = make_wr(MROCE_OP_SEND, 1, 10, 1);
   ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
   A().drain(f.now);
   mroce_conn *c = A().conn;
@@ -308,12 +289,7 @@ TEST(Regression, NoSpuriousRtoAfterTailLossProbe) {
   connect_qps(f, 1, 2);
   uint32_t rkey = f.ep(1).add_region(0, 1 << 20);
   auto write = [&](uint64_t cookie) {
-    SendWr w;
-    w.msg.op = MROCE_OP_WRITE;
-    w.msg.cookie = cookie;
-    w.msg.len = 1024;
-    w.msg.rkey = rkey;
-    w.data.assign(1024, 1);
+    SendWr w = make_wr(MROCE_OP_WRITE, cookie, 1024, 1, rkey);
     ASSERT_EQ(f.ep(0).post_send(f.ep(0).qp(1), std::move(w)), 0);
     f.ep(0).drain(f.now);
   };
@@ -376,11 +352,7 @@ TEST(Regression, ACompletedStreamArmsNoTimer) {
 TEST_F(Regress, RepeatedConnectDoesNotShrinkAnEstablishedConnection) {
   for (auto &r : f.routes[1])
     r.up = false; // B's ACKs never arrive
-  SendWr w;
-  w.msg.op = MROCE_OP_SEND;
-  w.msg.cookie = 1;
-  w.msg.len = 4096;
-  w.data.assign(4096, 1);
+  SendWr w = make_wr(MROCE_OP_SEND, 1, 4096, 1);
   ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
   A().drain(f.now);
   mroce_conn *c = A().conn;

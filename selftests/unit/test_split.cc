@@ -20,14 +20,7 @@ struct Split : ::testing::Test {
   Endpoint &B() { return f.ep(1); }
   SendWr write(uint64_t cookie, uint32_t rkey, uint64_t va, uint32_t len,
                uint8_t fill) {
-    SendWr w;
-    w.msg.op = MROCE_OP_WRITE;
-    w.msg.cookie = cookie;
-    w.msg.len = len;
-    w.msg.va = va;
-    w.msg.rkey = rkey;
-    w.data.assign(len, fill);
-    return w;
+    return make_wr(MROCE_OP_WRITE, cookie, len, fill, rkey, va);
   }
 };
 
