@@ -684,6 +684,7 @@ void mroce_peer_put(struct mroce_peer *peer);
 void mroce_peer_lock(struct mroce_peer *peer, struct mroce_batch *b);
 void mroce_peer_lock_some(struct mroce_peer *peer, struct mroce_batch *b,
 			  u8 locks);
+void mroce_peer_relock_all(struct mroce_peer *peer, struct mroce_batch *b);
 void mroce_peer_need_tx(struct mroce_peer *peer);
 void mroce_peer_lock_all_bh(struct mroce_peer *peer);
 void mroce_peer_unlock_all_bh(struct mroce_peer *peer);

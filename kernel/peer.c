@@ -153,6 +153,22 @@ void mroce_peer_lock(struct mroce_peer *peer, struct mroce_batch *b)
 }
 
 /*
+ * A section holding the send lock alone that changed nothing needs both
+ * after all (an ACK mroce_conn_rx_ack() refused): the order forbids taking
+ * the receive lock on top, so drop the send lock and take both.
+ */
+void mroce_peer_relock_all(struct mroce_peer *peer, struct mroce_batch *b)
+{
+	if (WARN_ON_ONCE(b->locks != MROCE_LOCK_TX))
+		return;
+	spin_unlock(&peer->tx_lock);
+	peer_take(peer, &peer->lock);
+	peer_take(peer, &peer->tx_lock);
+	b->locks = MROCE_LOCK_ALL;
+	b->now = ktime_get_ns();
+}
+
+/*
  * A section holding the receive lock only is about to touch the send half
  * (ops->lock_tx, a QP flush): it takes the send lock too, which the lock
  * order allows.  A no-op in a section that holds it, or outside one.

@@ -151,16 +151,17 @@ void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 		bool done = peer->dead ||
 			    mroce_conn_rx_ack(peer->conn, &pkt, skb->data, b.now);
 
-		if (done && !peer->dead) {
-			WRITE_ONCE(peer->last_active, b.now);
-			mroce_count(mdev, MROCE_CNT_RX_ONE_LOCK);
-		}
-		mroce_peer_unlock(peer, &b);
 		if (done) {
+			if (!peer->dead) {
+				WRITE_ONCE(peer->last_active, b.now);
+				mroce_count(mdev, MROCE_CNT_RX_ONE_LOCK);
+			}
+			mroce_peer_unlock(peer, &b);
 			consume_skb(skb);
 			return;
 		}
-		mroce_peer_lock(peer, &b);
+		/* refused, nothing changed: again with both */
+		mroce_peer_relock_all(peer, &b);
 	}
 	if (!peer->dead) {
 		WRITE_ONCE(peer->last_active, b.now);

@@ -103,7 +103,7 @@ static enum mroce_wire_err check_range(u64 va, u32 total)
 }
 
 static enum mroce_wire_err decode_ack_blocks(const u8 *p,
-					     const struct mroce_pkt *pkt)
+					     struct mroce_pkt *pkt)
 {
 	unsigned int i;
 
@@ -118,6 +118,8 @@ static enum mroce_wire_err decode_ack_blocks(const u8 *p,
 			return MROCE_WIRE_RESERVED;
 		if (p[12] > MROCE_ST_MAX)
 			return MROCE_WIRE_FIELD;
+		if (p[12] != MROCE_ST_OK)
+			pkt->ack_nack = 1;
 	}
 	return MROCE_WIRE_OK;
 }
@@ -325,6 +327,7 @@ enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
 	pkt->ack_off = pkt->payload_off;
 	memset(&pkt->data, 0, sizeof(pkt->data));
 	memset(&pkt->ack, 0, sizeof(pkt->ack));
+	pkt->ack_nack = 0;
 	/* a data packet's ACK body sits between its extension and payload */
 	if (h->flags & MROCE_F_ACK_BODY) {
 		if (pkt->payload_len < MROCE_ACK_EXT_LEN)

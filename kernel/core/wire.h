@@ -194,6 +194,7 @@ struct mroce_pkt {
 	};
 	/* ACK, or a data packet's ACK body (MROCE_F_ACK_BODY); else zero */
 	struct mroce_ack_ext ack;
+	u8 ack_nack;		/* one of its stream entries is a NACK */
 	u32 ack_off;		/* where the ACK's path blocks start */
 	u32 payload_off;	/* where the payload starts (ACK: the blocks) */
 	u32 payload_len;

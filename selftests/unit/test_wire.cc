@@ -180,6 +180,11 @@ TEST(Wire, AckBlocksRoundTrip) {
   EXPECT_EQ(y.status, MROCE_ST_RNR);
   EXPECT_EQ(y.attempt, 2);
   EXPECT_EQ(y.rnr_delay_us, 500);
+  EXPECT_EQ(d.ack_nack, 1);  // an RNR entry is a NACK
+  s.status = MROCE_ST_OK;
+  mroce_wire_put_ack_stream(&s, &b[b.size() - MROCE_ACK_STREAM_LEN]);
+  ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK);
+  EXPECT_EQ(d.ack_nack, 0);  // reset by each decode
   // Bit 0 of the bitmap is the least significant bit of byte 0.
   EXPECT_EQ(b[MROCE_HDR_LEN + MROCE_ACK_EXT_LEN + 24], 0x01);
   EXPECT_EQ(b[MROCE_HDR_LEN + MROCE_ACK_EXT_LEN + 31], 0x80);
@@ -447,6 +452,7 @@ TEST(Wire, SpecAckBodyExampleMeaning) {
   EXPECT_EQ(as.stream, 0x34u);
   EXPECT_EQ(as.msn, 257u);
   EXPECT_EQ(as.status, MROCE_ST_OK);
+  EXPECT_EQ(d.ack_nack, 0);
 }
 
 }  // namespace
