@@ -59,18 +59,12 @@ struct Capture {
 
 SendWr wr(uint8_t op, uint64_t cookie, uint32_t len, uint32_t rkey = 0,
           uint64_t va = 0) {
-  SendWr w;
-  w.msg.op = op;
-  w.msg.cookie = cookie;
-  w.msg.len = len;
-  w.msg.rkey = rkey;
-  w.msg.va = va;
-  if (op != MROCE_OP_READ_REQ && op != MROCE_OP_CMP_SWAP &&
-      op != MROCE_OP_FETCH_ADD) {
-    w.data.resize(len);
-    for (uint32_t i = 0; i < len; i++)
-      w.data[i] = static_cast<uint8_t>(i * 7 + cookie);
-  }
+  SendWr w = make_wr(op, cookie, len, 0, rkey, va);
+  if (op == MROCE_OP_READ_REQ || op == MROCE_OP_CMP_SWAP ||
+      op == MROCE_OP_FETCH_ADD)
+    w.data.clear();  // no source bytes
+  else
+    pattern(w, static_cast<uint8_t>(cookie));
   return w;
 }
 

@@ -15,3 +15,23 @@ bench_prereqs() {
 	fi
 	[ -f rdma-core-provider/libmetaroce-rdmav34.so ] || make -s provider
 }
+
+# bench_lat_opts SCRIPT HELP_LINES ARGS..: the options of the latency
+# tools (--rounds, --iters, --drivers) into $rounds, $iters and $drivers,
+# whose defaults the caller sets; -h prints lines HELP_LINES ("3,16p") of
+# SCRIPT, its header.
+# shellcheck disable=SC2034 # the variables are the caller's
+bench_lat_opts() {
+	_self=$1
+	_help=$2
+	shift 2
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--rounds) rounds=$2; shift 2 ;;
+		--iters) iters=$2; shift 2 ;;
+		--drivers) drivers=$2; shift 2 ;;
+		-h | --help) sed -n "$_help" "$_self" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		*) echo "${_self##*/}: unknown option $1" >&2; exit 2 ;;
+		esac
+	done
+}

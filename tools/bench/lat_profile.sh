@@ -16,18 +16,11 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 rounds=1
 iters=150000
 drivers="metaroce rxe"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--rounds) rounds=$2; shift 2 ;;
-	--iters) iters=$2; shift 2 ;;
-	--drivers) drivers=$2; shift 2 ;;
-	-h | --help) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) echo "lat_profile.sh: unknown option $1" >&2; exit 2 ;;
-	esac
-done
+# shellcheck source=tools/bench/host_lib.sh
+. "$top/tools/bench/host_lib.sh"
+bench_lat_opts "$0" 3,14p "$@"
 cd "$top"
 command -v perf >/dev/null || tools/deps.sh
-. tools/bench/host_lib.sh
 bench_prereqs module
 out=$top/results/lat_profile/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
