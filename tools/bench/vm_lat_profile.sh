@@ -16,23 +16,35 @@ ksft_require_module veth sch_netem ib_uverbs ip6_udp_tunnel udp_tunnel
 dp_initnet_net 9000
 DP_PIN=1
 data=/tmp/lat_profile.data
+ctl=/tmp/lat_profile.ctl
+ack=/tmp/lat_profile.ack
 
 for round in $(seq "${LP_ROUNDS:-1}"); do
 	for drv in ${LP_DRIVERS:-metaroce rxe}; do
 		dp_initnet_devs "$drv"
 		# shellcheck disable=SC2119 # no arguments: no impairment
 		dp_netem
+		# perf starts slowly under TCG (it reads every process's maps)
+		# and a run that began before it would be missed: it starts
+		# with its events off, and the run waits for its answer to
+		# "enable" on the control FIFO
+		rm -f "$ctl" "$ack"
+		mkfifo "$ctl" "$ack"
+		exec {ctl_fd}<>"$ctl" {ack_fd}<>"$ack"
 		perf record -e cpu-clock -F "${LP_FREQ:-2000}" -a -g -m 512 \
+			-D -1 --control "fifo:$ctl,$ack" \
 			-o "$data" -- sleep 100000 >/dev/null 2>&1 &
 		perf_pid=$!
-		# perf starts slowly under TCG (it reads every process's maps):
-		# a run that began before it would be missed
-		sleep 10
+		echo enable >&"$ctl_fd"
+		read -r -t 300 -u "$ack_fd" reply ||
+			ksft_fail "perf did not start within 300 s"
+		[ "$reply" = ack ] || ksft_fail "perf answered '$reply' to enable"
 		log=lp_${round}_$drv
 		dp_perftest "$log" ib_write_lat -s 64 -n "${LP_ITERS:-150000}" ||
 			ksft_fail "$log"
 		kill -INT "$perf_pid"
 		wait "$perf_pid"
+		exec {ctl_fd}>&- {ack_fd}>&-
 		mroce_log "$drv round $round: $(grep -A1 '#bytes' "$DP_OUT/$log.client" | tail -n 1)"
 		p=$METAROCE_OUT/prof_${round}_$drv
 		perf report -i "$data" --no-children --sort cpu,comm,dso --stdio \
