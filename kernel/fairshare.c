@@ -21,7 +21,9 @@
  * one lowers the hint at its first packet (mroce_share_rx), not at the
  * epoch.  Every epoch is a timer interrupt and a softirq on a CPU that
  * may be busy polling: at 1 ms, two devices in a ping-pong took one
- * every 0.5 ms.
+ * every 0.5 ms.  With at most one member there are no epochs at all
+ * (mroce_share_wants_epochs()): at 10 ms, the iterations of a ping-pong
+ * that met one took 4-8 times the median (traced, design.md 7).
  */
 #define MROCE_SHARE_IDLE_EPOCHS	10
 
@@ -41,8 +43,10 @@ static enum hrtimer_restart share_timer_fn(struct hrtimer *t)
 	spin_lock(&mdev->share_lock);
 	mdev->share.epoch_ns = epoch;
 	mroce_share_epoch(&mdev->share, ktime_get_ns());
-	run = mdev->share.capacity && !mroce_list_empty(&mdev->share.conns);
-	if (run && mdev->share.nactive <= 1)
+	run = mroce_share_wants_epochs(&mdev->share);
+	if (!run)
+		mroce_share_pause(&mdev->share);
+	else if (mdev->share.nactive <= 1)
 		epoch *= MROCE_SHARE_IDLE_EPOCHS;
 	mdev->share_armed = run;
 	spin_unlock(&mdev->share_lock);
@@ -61,8 +65,9 @@ static enum hrtimer_restart share_timer_fn(struct hrtimer *t)
 static void share_kick(struct mroce_dev *mdev)
 {
 	lockdep_assert_held(&mdev->share_lock);
-	if (mdev->share.capacity && !mdev->share_armed) {
+	if (mroce_share_wants_epochs(&mdev->share) && !mdev->share_armed) {
 		mdev->share_armed = true;
+		mroce_share_resume(&mdev->share, ktime_get_ns());
 		hrtimer_start(&mdev->share_timer,
 			      ns_to_ktime(share_epoch_ns()),
 			      HRTIMER_MODE_REL_SOFT);

@@ -449,13 +449,14 @@ struct mroce_peer {
 	struct rcu_head rcu;
 
 	struct hrtimer timer;
-	u64 timer_at;
+	u64 timer_at;			/* soonest expiry, 0: not armed */
+	u64 timer_late;			/* latest expiry (timer_at + slack) */
 	u64 timer_span;			/* timer_at - now when armed */
 	bool more_tx;			/* drain stopped at its budget */
 
 	DECLARE_HASHTABLE(qps, 5);	/* attached QPs by QPN */
 	unsigned int nqps;
-	/* these two, timer_at/span, more_tx, txq: under @tx_lock */
+	/* these two, timer_*, more_tx, txq: under @tx_lock */
 	struct list_head flush_qps;	/* to move to ERR after the core call */
 	struct list_head sq_qps;	/* SQ to take more entries from */
 	u64 rnr_sent;			/* of streams detached from it */
@@ -542,6 +543,7 @@ static inline void mroce_count(struct mroce_dev *mdev, enum mroce_cnt c)
 /* params.c */
 extern unsigned short mroce_udp_port;
 extern unsigned int mroce_timer_slack_ns;
+extern unsigned int mroce_far_slack_us;
 extern unsigned int mroce_tx_budget;
 extern unsigned int mroce_lock_split;
 extern unsigned int mroce_tx_zerocopy;

@@ -96,6 +96,15 @@ module_param_named(timer_slack_ns, mroce_timer_slack_ns, uint, 0644);
 MODULE_PARM_DESC(timer_slack_ns, "slack of the connection timers, and how early the pacer lets a packet go, nanoseconds (default 20000)");
 
 /*
+ * A deadline a millisecond or more away (a loss timer, an epoch) may fire
+ * this much late, so that the peer's timer is not the CPU's next event and
+ * moving it does not reprogram the clock event device (peer.c).
+ */
+unsigned int mroce_far_slack_us = USEC_PER_SEC / HZ;
+module_param_named(far_slack_us, mroce_far_slack_us, uint, 0644);
+MODULE_PARM_DESC(far_slack_us, "slack of connection deadlines 1 ms or more away, microseconds (default one tick)");
+
+/*
  * Data and ACKs of one connection received at once on two CPUs, each under
  * one of the peer's two locks, and doorbells that do not wait for a data
  * receipt (design.md, section 8); off: both locks for everything, as one

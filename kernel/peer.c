@@ -52,40 +52,65 @@ struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
 	return NULL;
 }
 
+/*
+ * How late a deadline may fire.  A far one (a loss timer, an epoch) may
+ * wait up to a tick: its latest expiry then lies beyond the CPU's next
+ * tick, so arming or moving the timer leaves the clock event device
+ * alone.  In the TCG guest each reprogramming is a TSC-deadline write that
+ * cost the ping-pong iteration it fell in 10-30 us (traced, design.md 7).
+ */
+static u64 deadline_slack(u64 now, u64 at)
+{
+	u64 slack = READ_ONCE(mroce_timer_slack_ns);
+
+	if (at > now + NSEC_PER_MSEC)
+		slack = max_t(u64, slack,
+			      (u64)READ_ONCE(mroce_far_slack_us) *
+			      NSEC_PER_USEC);
+	return slack;
+}
+
 static void peer_arm(struct mroce_peer *p, u64 now, u64 at)
 {
+	u64 slack;
+
 	if (p->more_tx)
 		at = now;
 	/*
 	 * Nothing due: a pending timer is not cancelled, it fires, finds
-	 * nothing and stops.  A timer due no later than the new deadline
-	 * stays too, even one already overdue (its softirq has not run yet):
-	 * it fires early, finds nothing due and re-arms.  Deadlines come and
-	 * go with nearly every packet (an RTO while data is out, none once
-	 * it is acknowledged); following each would reprogram the timer
-	 * twice per round trip of a ping-pong, under the lock the other
-	 * side's doorbell waits for, and re-arming an overdue soft timer
-	 * raises a timer interrupt at once, every time.
+	 * nothing and stops.  A timer that fires no later than the new
+	 * deadline allows stays too, even one already overdue (its softirq
+	 * has not run yet): it fires early, finds nothing due and re-arms.
+	 * Deadlines come and go with nearly every packet (an RTO while data
+	 * is out, none once it is acknowledged); following each would
+	 * reprogram the timer twice per round trip of a ping-pong, under the
+	 * lock the other side's doorbell waits for, and re-arming an overdue
+	 * soft timer raises a timer interrupt at once, every time.
 	 */
 	if (!at)
 		return;
+	slack = deadline_slack(now, at);
 	/*
 	 * Except one that would fire before half the time to a deadline of
 	 * the same horizon: that is the same timeout moving on, and it is
 	 * moved along.  In a ping-pong the tail-loss probe's deadline
 	 * (milliseconds) moves with every write and the ACK always comes
 	 * first; left alone, the timer fired once per probe timeout to find
-	 * nothing.  A deadline much further out (a health epoch once the
-	 * ACK has come) leaves the timer alone, or the next write would
-	 * bring it back: two rearms per round trip.
+	 * nothing.  A soft timer fires at its latest expiry unless another
+	 * one runs its softirq first, so that is the time compared: with a
+	 * tick of slack the probe's timer moves once per tick or so, not
+	 * once per millisecond.  A deadline much further out (a health epoch
+	 * once the ACK has come) leaves the timer alone, or the next write
+	 * would bring it back: two rearms per round trip.
 	 */
-	if (p->timer_at && p->timer_at <= at &&
+	if (p->timer_at && p->timer_late <= at + slack &&
 	    (at <= now || at - now > 2 * p->timer_span ||
-	     (s64)(p->timer_at - now) >= (s64)(at - now) / 2))
+	     (s64)(p->timer_late - now) >= (s64)(at - now) / 2))
 		return;
 	p->timer_span = at > now ? at - now : 0;
 	p->timer_at = at;
-	hrtimer_start_range_ns(&p->timer, ns_to_ktime(at), mroce_timer_slack_ns,
+	p->timer_late = at + slack;
+	hrtimer_start_range_ns(&p->timer, ns_to_ktime(at), slack,
 			       HRTIMER_MODE_ABS_SOFT);
 }
 

@@ -158,3 +158,32 @@ apply:
 		c->rx_hint = s->hint;
 	}
 }
+
+void mroce_share_pause(struct mroce_share *s)
+{
+	struct mroce_list *pos;
+	struct mroce_conn *c;
+
+	s->hint = MROCE_RATE_NONE;
+	s->nactive = 0;
+	s->cur_active = 0;
+	s->drained = 0;
+	s->epoch_id++;		/* every member's next data counts anew */
+	for (pos = s->conns.next; pos != &s->conns; pos = pos->next) {
+		c = mroce_list_entry(pos, struct mroce_conn, share_node);
+		c->rx_hint = MROCE_RATE_NONE;
+		c->share_light = 0;
+	}
+}
+
+void mroce_share_resume(struct mroce_share *s, u64 now)
+{
+	struct mroce_list *pos;
+	struct mroce_conn *c;
+
+	s->epoch_start = now;
+	for (pos = s->conns.next; pos != &s->conns; pos = pos->next) {
+		c = mroce_list_entry(pos, struct mroce_conn, share_node);
+		c->share_prev = c->rx_data_bytes;
+	}
+}

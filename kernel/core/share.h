@@ -117,6 +117,28 @@ static inline u64 mroce_share_deadline(const struct mroce_share *s)
  */
 void mroce_share_epoch(struct mroce_share *s, u64 now);
 
+/*
+ * Epochs are needed only while two or more connections share the
+ * capacity: a lone member's share is all of it, and a second member's
+ * first data lowers the hint at once (mroce_share_rx).  Every epoch is a
+ * timer interrupt on a host that may be busy polling, so the caller stops
+ * its epoch timer while this is false, after mroce_share_pause(), and
+ * calls mroce_share_resume() when it starts the timer again.
+ */
+static inline bool mroce_share_wants_epochs(const struct mroce_share *s)
+{
+	return s->capacity && s->nmembers > 1;
+}
+
+/*
+ * Forget the last epoch's split: the hint is no limit until a member's
+ * next data, which counts as a new sender and brings the whole capacity.
+ */
+void mroce_share_pause(struct mroce_share *s);
+
+/* Epochs start again at @now; rates are measured from here on. */
+void mroce_share_resume(struct mroce_share *s, u64 now);
+
 #ifdef __cplusplus
 }
 #endif

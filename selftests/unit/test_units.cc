@@ -395,6 +395,46 @@ TEST_F(ShareFixture, NoCapacityMeansNoHint) {
   for (auto *c : conns) EXPECT_EQ(c->rx_hint, MROCE_RATE_NONE);
 }
 
+TEST_F(ShareFixture, EpochsOnlyWhileTwoShare) {
+  // A lone member needs no epochs: its share is the whole capacity.  The
+  // caller pauses when the second one leaves; the split it leaves behind
+  // (half the port) must not stick to the one that stays.
+  make(1, 10'000'000'000ull);  // 10 GB/s
+  EXPECT_FALSE(mroce_share_wants_epochs(&s));
+  mems.emplace_back(sizeof(mroce_conn));
+  auto *second = reinterpret_cast<mroce_conn *>(mems.back().data());
+  memset(second, 0, sizeof(*second));
+  mroce_list_init(&second->share_node);
+  mroce_share_join(&s, second);
+  EXPECT_TRUE(mroce_share_wants_epochs(&s));
+  mroce_share_resume(&s, 1'000'000);
+  conns[0]->rx_data_bytes += 400'000;
+  second->rx_data_bytes += 400'000;
+  mroce_share_epoch(&s, 1'100'000);
+  EXPECT_EQ(s.nactive, 2u);
+  EXPECT_EQ(mroce_share_hint(&s), 5'000'000u);
+
+  mroce_share_leave(second);
+  conns[0]->rx_data_bytes += 400'000;
+  mroce_share_epoch(&s, 1'200'000);
+  EXPECT_FALSE(mroce_share_wants_epochs(&s));
+  mroce_share_pause(&s);
+  EXPECT_EQ(mroce_share_hint(&s), MROCE_RATE_NONE);
+  EXPECT_EQ(conns[0]->rx_hint, MROCE_RATE_NONE);
+  mroce_share_rx(&s, conns[0]);  // its next data: the whole port
+  EXPECT_EQ(mroce_share_hint(&s), 10'000'000u);
+
+  // Resumed long after, the first epoch measures from the resume, not
+  // from the epoch before the pause: 400 kB in 100 us is 4 GB/s.
+  conns[0]->rx_data_bytes += 50'000'000;  // sent while paused
+  mroce_share_join(&s, second);
+  mroce_share_resume(&s, 9'000'000);
+  conns[0]->rx_data_bytes += 400'000;
+  mroce_share_epoch(&s, 9'100'000);
+  EXPECT_EQ(conns[0]->share_rate, 4'000'000'000ull);
+  EXPECT_EQ(s.nactive, 1u);
+}
+
 TEST_F(ShareFixture, IdleEpochLiftsHint) {
   make(2, 1'000'000'000ull);
   conns[0]->rx_data_bytes += 100000;
