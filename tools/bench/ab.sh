@@ -4,7 +4,10 @@
 # each variant is loaded in turn on the same veth path and runs the same
 # perftest set at each loss, for N rounds; prints every variant's median
 # per test and loss.  For deciding a change on TCG, where single runs swing
-# by +-30% and two boots differ more than two variants in one boot.
+# by +-30% and two boots differ more than two variants in one boot.  For a
+# latency test it adds each run's average / typical: a run's emulator mode
+# scales both, so the ratio shows a change in the tail that the averages
+# alone hide (its spread is a few percent, the averages' tens).
 #
 #   tools/bench/ab.sh [--seconds S] [--losses "0 1"] [--repeat N]
 #                     [--tests "ib_write_bw:65536 ib_write_bw:65536:-b ..."] [--lat-iters N] [--pin]
@@ -31,7 +34,7 @@ while [ $# -gt 0 ]; do
 	--tests) tests=$2; shift 2 ;;
 	--lat-iters) lat_iters=$2; shift 2 ;;
 	--pin) pin=1; shift ;;
-	-h | --help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "ab.sh: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -70,6 +73,7 @@ cp "$out/vm/ab.csv" "$out/ab.csv"
 import csv, statistics, sys
 from collections import defaultdict
 vals, ctr, order = defaultdict(list), defaultdict(list), []
+byround = defaultdict(dict)
 for r in csv.DictReader(open(sys.argv[1])):
     if r["variant"] not in order:
         order.append(r["variant"])
@@ -77,14 +81,24 @@ for r in csv.DictReader(open(sys.argv[1])):
         ctr[(r["variant"], r["test"][8:])].append(r["value"])
     elif r["status"] == "ok":
         vals[(r["test"], r["loss_pct"], r["variant"])].append(float(r["value"]))
+        byround[(r["test"], r["loss_pct"], r["variant"])][r["round"]] = float(r["value"])
+# A latency run's mode (design.md section 8) scales its average and its
+# typical alike; their ratio, per run, isolates the tail and varies far less.
+for (t, l, v), avg in list(byround.items()):
+    if t.endswith(":avg"):
+        typ = byround.get((t[:-4] + ":typ", l, v), {})
+        x = [avg[k] / typ[k] for k in avg if typ.get(k)]
+        if x:
+            vals[(t + "/typ", l, v)] = x
 keys = sorted({(t, l) for t, l, _ in vals})
-print("%-20s %6s " % ("test", "loss%") + " ".join("%22s" % v for v in order))
+print("%-24s %6s " % ("test", "loss%") + " ".join("%22s" % v for v in order))
 for t, l in keys:
     cells = []
     for v in order:
         x = vals.get((t, l, v), [])
-        cells.append("%8.1f (%5.0f-%5.0f)" % (statistics.median(x), min(x), max(x)) if x else "%22s" % "-")
-    print("%-20s %6s " % (t, l) + " ".join(cells))
+        f = "%8.3f (%5.2f-%5.2f)" if t.endswith("/typ") else "%8.1f (%5.0f-%5.0f)"
+        cells.append(f % (statistics.median(x), min(x), max(x)) if x else "%22s" % "-")
+    print("%-24s %6s " % (t, l) + " ".join(cells))
 for (v, c), x in sorted(ctr.items()):
     if any(s not in ("0/0",) for s in x):
         print("counter %-18s %-10s %s" % (c, v, " ".join(x)))
