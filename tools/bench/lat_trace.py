@@ -9,8 +9,10 @@ many, their mean, the softirq time per CPU, and the server's leg (client
 doorbell to the server's next doorbell).  Then, per event kind and CPU, the
 share of each group's iterations that contain it, most over-represented in
 the slow group first: what the slow iterations have that the normal ones do
-not.  Last, the stops: gaps of 50 ms or more between two events of one CPU,
-and what that CPU did last (within the run only).
+not.  Then what each kind of event costs: the time the iterations that met
+one took beyond the event-free median.  Last, the stops: gaps of 50 ms or
+more between two events of one CPU, and what that CPU did last (within the
+run only).
 """
 import bisect
 import collections
@@ -72,6 +74,36 @@ def parse(path):
     return ev
 
 
+# What every iteration has: its receives and the scheduler tick's own timer.
+ROUTINE = {"si:NET_RX", "sx:NET_RX", "arm:tick_sched_timer", "hrt:tick_sched_timer"}
+
+
+def cost(d, keys):
+    """Per event kind (both CPUs): the iterations that met one, their median,
+    and the time they took beyond the median of the iterations that met
+    nothing else, per iteration of the run.  The shares above say which
+    events go with slow iterations; this says what each kind costs, which is
+    how a frequent but cheap one (a timer moved with every few writes)
+    shows."""
+    kinds = [{k.split(":", 1)[1] for k in ks} - ROUTINE for ks in keys]
+    plain = [x for x, ks in zip(d, kinds) if not ks]
+    if not plain:
+        return
+    base = statistics.median(plain)
+    per = collections.defaultdict(list)
+    for x, ks in zip(d, kinds):
+        for k in ks:
+            per[k].append(x)
+    n = len(d)
+    print(f"  {len(plain)} iterations met nothing but their receives and ticks' timers:"
+          f" median {base:.1f} us")
+    print("  iterations that met:                           count  median  beyond it, us/iteration")
+    rows = sorted(per.items(), key=lambda kv: -sum(x - base for x in kv[1]))
+    for k, v in rows[:14]:
+        print(f"    {k:44} {len(v):7} {statistics.median(v):7.1f} "
+              f"{sum(x - base for x in v) / n:8.2f}")
+
+
 def analyse(path):
     ev = parse(path)
     times = [e[0] for e in ev]
@@ -105,11 +137,12 @@ def analyse(path):
     groups = {"normal": [], "mid": [], "slow": []}
     for i, x in enumerate(d):
         groups["normal" if x <= 1.5 * med else "mid" if x <= 3 * med else "slow"].append(i)
+    held = [contents(i) for i in range(len(d))]
     share = {}
     for g, idx in groups.items():
         cnt, si, legs = collections.Counter(), collections.Counter(), []
         for i in idx:
-            keys, s, leg = contents(i)
+            keys, s, leg = held[i]
             cnt.update(keys)
             si.update(s)
             if leg is not None:
@@ -129,6 +162,7 @@ def analyse(path):
     for k in rows[:20]:
         print(f"    {k:36} {share['normal'].get(k, 0):6.3f} {share['mid'].get(k, 0):6.3f}"
               f" {share['slow'].get(k, 0):6.3f}")
+    cost(d, [h[0] for h in held])
     last = {}
     for t, cpu, k, line in ev:
         if t < db0[0] or t > db0[-1]:
