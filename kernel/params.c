@@ -98,11 +98,13 @@ MODULE_PARM_DESC(timer_slack_ns, "slack of the connection timers, and how early 
 /*
  * A deadline a millisecond or more away (a loss timer, an epoch) may fire
  * this much late, so that the peer's timer is not the CPU's next event and
- * moving it does not reprogram the clock event device (peer.c).
+ * moving it does not reprogram the clock event device (peer.c).  Off: at
+ * a tick (4 ms), a lossless ping-pong lost some of its timer cost, but a
+ * lossy one waited that much longer for its tail-loss probes (design.md 8).
  */
-unsigned int mroce_far_slack_us = USEC_PER_SEC / HZ;
+unsigned int mroce_far_slack_us;
 module_param_named(far_slack_us, mroce_far_slack_us, uint, 0644);
-MODULE_PARM_DESC(far_slack_us, "slack of connection deadlines 1 ms or more away, microseconds (default one tick)");
+MODULE_PARM_DESC(far_slack_us, "slack of connection deadlines 1 ms or more away, microseconds (default 0: timer_slack_ns)");
 
 /*
  * Data and ACKs of one connection received at once on two CPUs, each under

@@ -54,10 +54,12 @@ struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
 
 /*
  * How late a deadline may fire.  A far one (a loss timer, an epoch) may
- * wait up to a tick: its latest expiry then lies beyond the CPU's next
- * tick, so arming or moving the timer leaves the clock event device
- * alone.  In the TCG guest each reprogramming is a TSC-deadline write that
- * cost the ping-pong iteration it fell in 10-30 us (traced, design.md 7).
+ * wait far_slack_us: with a tick of it, its latest expiry lies beyond the
+ * CPU's next tick, so arming or moving the timer leaves the clock event
+ * device alone (in the TCG guest a TSC-deadline write, which cost the
+ * ping-pong iteration it fell in 10-30 us).  Off by default: the
+ * tail-loss probes of a lossy ping-pong then came that much later
+ * (design.md 8).
  */
 static u64 deadline_slack(u64 now, u64 at)
 {
