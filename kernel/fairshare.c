@@ -23,7 +23,7 @@
  * may be busy polling: at 1 ms, two devices in a ping-pong took one
  * every 0.5 ms.  With at most one member there are no epochs at all
  * (mroce_share_wants_epochs()): at 10 ms, the iterations of a ping-pong
- * that met one took 4-8 times the median (traced, design.md 7).
+ * that met one took 4-8 times the median (traced, design.md 8).
  */
 #define MROCE_SHARE_IDLE_EPOCHS	10
 
