@@ -292,13 +292,18 @@ struct ShareFixture : ::testing::Test {
   std::vector<std::vector<uint8_t>> mems;
   std::vector<mroce_conn *> conns;
   mroce_share s;
+  // A zeroed connection, not yet a member.
+  mroce_conn *blank() {
+    mems.emplace_back(sizeof(mroce_conn));
+    auto *c = reinterpret_cast<mroce_conn *>(mems.back().data());
+    memset(c, 0, sizeof(*c));
+    mroce_list_init(&c->share_node);
+    return c;
+  }
   void make(int n, uint64_t capacity) {
     mroce_share_init(&s, capacity, 100000, 0);
     for (int i = 0; i < n; i++) {
-      mems.emplace_back(sizeof(mroce_conn));
-      auto *c = reinterpret_cast<mroce_conn *>(mems.back().data());
-      memset(c, 0, sizeof(*c));
-      mroce_list_init(&c->share_node);
+      auto *c = blank();
       mroce_share_join(&s, c);
       conns.push_back(c);
     }
@@ -401,10 +406,7 @@ TEST_F(ShareFixture, EpochsOnlyWhileTwoShare) {
   // (half the port) must not stick to the one that stays.
   make(1, 10'000'000'000ull);  // 10 GB/s
   EXPECT_FALSE(mroce_share_wants_epochs(&s));
-  mems.emplace_back(sizeof(mroce_conn));
-  auto *second = reinterpret_cast<mroce_conn *>(mems.back().data());
-  memset(second, 0, sizeof(*second));
-  mroce_list_init(&second->share_node);
+  auto *second = blank();
   mroce_share_join(&s, second);
   EXPECT_TRUE(mroce_share_wants_epochs(&s));
   mroce_share_resume(&s, 1'000'000);
