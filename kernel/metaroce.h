@@ -542,8 +542,6 @@ static inline void mroce_count(struct mroce_dev *mdev, enum mroce_cnt c)
 
 /* params.c */
 extern unsigned short mroce_udp_port;
-extern unsigned int mroce_timer_slack_ns;
-extern unsigned int mroce_far_slack_us;
 extern unsigned int mroce_tx_budget;
 extern unsigned int mroce_lock_split;
 extern unsigned int mroce_tx_zerocopy;

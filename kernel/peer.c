@@ -52,26 +52,6 @@ struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
 	return NULL;
 }
 
-/*
- * How late a deadline may fire.  A far one (a loss timer, an epoch) may
- * wait far_slack_us: with a tick of it, its latest expiry lies beyond the
- * CPU's next tick, so arming or moving the timer leaves the clock event
- * device alone (in the TCG guest a TSC-deadline write, which cost the
- * ping-pong iteration it fell in 10-30 us).  Off by default: the
- * tail-loss probes of a lossy ping-pong then came that much later
- * (design.md 8).
- */
-static u64 deadline_slack(u64 now, u64 at)
-{
-	u64 slack = READ_ONCE(mroce_timer_slack_ns);
-
-	if (at > now + NSEC_PER_MSEC)
-		slack = max_t(u64, slack,
-			      (u64)READ_ONCE(mroce_far_slack_us) *
-			      NSEC_PER_USEC);
-	return slack;
-}
-
 static void peer_arm(struct mroce_peer *p, u64 now, u64 at)
 {
 	u64 slack;
@@ -91,7 +71,14 @@ static void peer_arm(struct mroce_peer *p, u64 now, u64 at)
 	 */
 	if (!at)
 		return;
-	slack = deadline_slack(now, at);
+	/*
+	 * A tick of slack on a far deadline of a connection that is not
+	 * losing (core's choice) puts its latest expiry beyond the CPU's next
+	 * tick: arming or moving it leaves the clock event device alone (in
+	 * the TCG guest a TSC-deadline write, which cost the ping-pong
+	 * iteration it fell in 10-30 us).
+	 */
+	slack = mroce_conn_timer_slack(p->conn, now, at);
 	/*
 	 * Except one that would fire before half the time to a deadline of
 	 * the same horizon: that is the same timeout moving on, and it is

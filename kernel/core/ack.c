@@ -52,7 +52,7 @@ void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
 }
 
 void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
-			  struct mroce_txent *e)
+			  struct mroce_txent *e, u64 now)
 {
 	e->state = MROCE_TXE_LOST;
 	p->inflight -= e->ref.len;
@@ -61,6 +61,7 @@ void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
 	p->stats.lost_pkts++;
 	p->epoch_lost++;
 	c->stats.lost++;
+	c->lost_ns = now;
 	e->ref.path = (u8)p->id;
 	mroce_retx_push(c, &e->ref);
 }
@@ -96,13 +97,14 @@ void mroce_path_advance(struct mroce_path *p)
 		p->snd_high = una;
 }
 
-void mroce_path_lose_all(struct mroce_conn *c, struct mroce_path *p)
+void mroce_path_lose_all(struct mroce_conn *c, struct mroce_path *p, u64 now)
 {
 	u32 psn;
 
 	for (psn = p->snd_una; psn != p->snd_nxt; psn++)
 		if (mroce_path_ent(p, psn)->state == MROCE_TXE_INFLIGHT)
-			mroce_path_mark_lost(c, p, mroce_path_ent(p, psn));
+			mroce_path_mark_lost(c, p, mroce_path_ent(p, psn),
+					     now);
 	mroce_path_advance(p);
 }
 
@@ -351,7 +353,7 @@ void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
 		 * if it arrives after all, the path reorders.
 		 */
 		e->reo = 1;
-		mroce_path_mark_lost(c, p, e);
+		mroce_path_mark_lost(c, p, e, now);
 		marked = true;
 	}
 	p->lost_scan = psn;
@@ -674,7 +676,7 @@ u32 mroce_ack_body(struct mroce_conn *c, u64 now, u8 *buf, u32 off, u32 cap)
 
 void mroce_path_replace(struct mroce_conn *c, struct mroce_path *p, u64 now)
 {
-	mroce_path_lose_all(c, p);
+	mroce_path_lose_all(c, p, now);
 	p->sport = mroce_pick_sport(c);
 	p->state = MROCE_PATH_PROBING;
 	p->state_since = now;

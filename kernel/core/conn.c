@@ -49,6 +49,8 @@ void mroce_cfg_default(struct mroce_cfg *cfg)
 	cfg->congested_epochs = 4;
 	cfg->dsn_window = MROCE_DSN_WINDOW;
 	cfg->pace_burst = 4 * 4096;
+	cfg->far_ns = 1000000;
+	cfg->quiet_ns = 1000000000ull;
 }
 
 /* Whole lines: paths[] of a line-aligned connection start on lines. */

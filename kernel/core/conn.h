@@ -145,6 +145,7 @@ struct mroce_cfg {
 	u32 dsn_window;		/* our receive dsn window (pow2) */
 	u32 pace_burst;		/* bytes the pacer lets go back to back */
 	u32 pace_slack_ns;	/* a packet due this soon goes now */
+	u32 timer_slack_ns;	/* how late a deadline may fire */
 	u16 sport_min;		/* source-port pool for paths, inclusive */
 	u16 sport_max;
 	u32 init_cwnd;		/* bytes, per path */
@@ -174,6 +175,14 @@ struct mroce_cfg {
 	u32 bad_loss_permille;
 	u32 congested_alpha;	/* alpha above which a path is congested */
 	u32 congested_epochs;	/* ... for this many epochs: replaced */
+	/*
+	 * A deadline at least far_ns away may fire far_slack_ns late while
+	 * the connection has declared nothing lost for quiet_ns; 0: never.
+	 * See mroce_conn_timer_slack().
+	 */
+	u64 far_ns;
+	u64 far_slack_ns;
+	u64 quiet_ns;
 };
 
 void mroce_cfg_default(struct mroce_cfg *cfg);
@@ -288,6 +297,7 @@ struct mroce_conn {
 	u32 retx_tail;
 	struct mroce_pktref *retx;
 	u64 last_progress_ns;	/* last ACK that acknowledged data */
+	u64 lost_ns;		/* last packet declared lost (stats.lost) */
 
 	/* scheduling */
 	struct mroce_list sched;
@@ -349,7 +359,7 @@ struct mroce_conn {
 	u8 cross_pending;
 	/* send side: the current poll must not read receive state */
 	u8 send_only;
-	u8 pad_split[29];	/* paths[] stays line-aligned (conn.c) */
+	u8 pad_split[53];	/* paths[] stays line-aligned (conn.c) */
 	/*
 	 * The paths start on a cache line of a line-aligned connection, so a
 	 * timer scan reads two lines of each path, not three (conn.c checks;
@@ -498,6 +508,17 @@ enum mroce_poll mroce_conn_poll(struct mroce_conn *c, u64 now, void *buf,
  * const: it refreshes the per-path deadline cache (timer_at, timer_dirty).
  */
 u64 mroce_conn_next_timer(struct mroce_conn *c);
+
+/*
+ * How late the timer armed for deadline @at may fire.  timer_slack_ns,
+ * except for a far deadline (a loss timer, an epoch) of a connection that
+ * has lost nothing lately: far_slack_ns.  A host gives its timers a tick
+ * of that and moves them without reprogramming its timer hardware; a
+ * tail-loss probe would come that much later, which only a connection
+ * that has not been losing can afford.  The first loss after a quiet
+ * spell pays it once.
+ */
+u64 mroce_conn_timer_slack(const struct mroce_conn *c, u64 now, u64 at);
 
 /* Run whatever timers expired at @now. */
 void mroce_conn_on_timer(struct mroce_conn *c, u64 now);

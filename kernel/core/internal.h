@@ -209,9 +209,9 @@ void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
 void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
 		     const struct mroce_pktref *ref, u64 now);
 void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
-			  struct mroce_txent *e);
+			  struct mroce_txent *e, u64 now);
 /* Resolve every in-flight packet of @p as lost (timeout, new route). */
-void mroce_path_lose_all(struct mroce_conn *c, struct mroce_path *p);
+void mroce_path_lose_all(struct mroce_conn *c, struct mroce_path *p, u64 now);
 void mroce_path_replace(struct mroce_conn *c, struct mroce_path *p, u64 now);
 void mroce_path_probe_acked(struct mroce_conn *c, struct mroce_path *p,
 			    u32 echo_ts, u32 delay, u64 now);

@@ -150,11 +150,20 @@ u64 mroce_conn_next_timer(struct mroce_conn *c)
 	return m + 1;
 }
 
+u64 mroce_conn_timer_slack(const struct mroce_conn *c, u64 now, u64 at)
+{
+	if (c->cfg.far_slack_ns > c->cfg.timer_slack_ns &&
+	    at >= now + c->cfg.far_ns &&
+	    (!c->stats.lost || now - c->lost_ns >= c->cfg.quiet_ns))
+		return c->cfg.far_slack_ns;
+	return c->cfg.timer_slack_ns;
+}
+
 static void on_rto(struct mroce_conn *c, struct mroce_path *p, u64 now)
 {
 	p->stats.rtos++;
 	c->stats.rtos++;
-	mroce_path_lose_all(c, p);
+	mroce_path_lose_all(c, p, now);
 	mroce_cc_on_rto(&p->cc);
 	p->rtt.rto = MROCE_MIN(p->rtt.rto * 2, c->cfg.rto_max_ns);
 	if (++p->rto_count >= c->cfg.fail_rtos) {
@@ -168,7 +177,7 @@ static void on_rto(struct mroce_conn *c, struct mroce_path *p, u64 now)
 	}
 }
 
-static void on_tlp(struct mroce_conn *c, struct mroce_path *p)
+static void on_tlp(struct mroce_conn *c, struct mroce_path *p, u64 now)
 {
 	u32 psn = p->snd_nxt;
 
@@ -179,7 +188,7 @@ static void on_tlp(struct mroce_conn *c, struct mroce_path *p)
 		if (e->state == MROCE_TXE_INFLIGHT) {
 			p->stats.tlps++;
 			c->stats.tlps++;
-			mroce_path_mark_lost(c, p, e);
+			mroce_path_mark_lost(c, p, e, now);
 			/* snd_una may now name a resolved packet: move it on */
 			mroce_path_advance(p);
 			return;
@@ -290,7 +299,7 @@ void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
 		at = path_tlp_at(c, p);
 		if (at && at <= now) {
 			c->timer_dirty |= 1ull << i;
-			on_tlp(c, p);
+			on_tlp(c, p, now);
 		}
 		if (p->state == MROCE_PATH_PROBING &&
 		    p->probes_unanswered >= c->cfg.probe_max &&

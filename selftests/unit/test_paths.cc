@@ -55,6 +55,43 @@ TEST_F(Paths, TailLossProbeRecoversLastPacketWithoutRto) {
   EXPECT_EQ(A().qp(1).scq[1].status, MROCE_WC_OK);
 }
 
+// A far deadline may fire late (far_slack_ns) only while the connection
+// has lost nothing for quiet_ns: a late tail-loss probe is what a lossy
+// ping-pong waits for after each loss.
+TEST_F(Paths, FarDeadlinesGetSlackOnlyWhileNotLosing) {
+  mroce_cfg &cfg = A().conn->cfg;
+  cfg.timer_slack_ns = 1'000;
+  cfg.far_ns = 100'000;
+  cfg.far_slack_ns = 4'000'000;
+  cfg.quiet_ns = 50'000'000;
+  auto slack = [&](uint64_t in) {
+    return mroce_conn_timer_slack(A().conn, f.now, f.now + in);
+  };
+  write(64 << 10);
+  ASSERT_TRUE(all_done());
+  ASSERT_EQ(sum_stats(A().conn).lost, 0u);
+  EXPECT_EQ(slack(100'000), 4'000'000u);
+  EXPECT_EQ(slack(99'999), 1'000u);  // a delayed ACK, a pacing wait
+  for (auto &x : f.routes[0]) x.loss = 1.0;
+  write(1024);
+  for (auto &x : f.routes[0]) x.loss = 0;
+  ASSERT_TRUE(all_done());
+  ASSERT_GE(sum_stats(A().conn).lost, 1u);
+  EXPECT_EQ(slack(100'000), 1'000u);
+  EXPECT_EQ(slack(10'000'000), 1'000u);
+  // lossless traffic does not end the losing spell; time does
+  uint64_t lost_at = A().conn->lost_ns;
+  write(1024);
+  ASSERT_TRUE(all_done());
+  EXPECT_EQ(A().conn->lost_ns, lost_at);
+  f.run([] { return false; }, lost_at + cfg.quiet_ns - 1 - f.now);
+  EXPECT_EQ(slack(100'000), 1'000u);
+  f.run([] { return false; }, 1);
+  EXPECT_EQ(slack(100'000), 4'000'000u);
+  cfg.far_slack_ns = 0;  // off
+  EXPECT_EQ(slack(100'000), 1'000u);
+}
+
 TEST_F(Paths, DeadRouteIsReplacedAndTrafficFlows) {
   write(64 << 10);
   ASSERT_TRUE(all_done());

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Host side of the tools/bench scripts, sourced from the repository root.
 # bench_prereqs [module]: sets $vm (the VM runner) and builds what a run
-# needs and lacks: the runner, the provider, and with "module" metaroce.ko.
+# needs: the runner when it is missing; the provider, and with "module"
+# metaroce.ko, every time (make rebuilds only what changed).
 bench_prereqs() {
 	_build=${BUILD:-$PWD/build}
 	vm=$_build/tools/vm/metaroce-vm
@@ -10,10 +11,12 @@ bench_prereqs() {
 		{ [ -f "$_build/CMakeCache.txt" ] || cmake -S . -B "$_build" >/dev/null; } &&
 			cmake --build "$_build" -j2 --target metaroce-vm >/dev/null
 	fi
-	if [ "${1:-}" = module ] && [ ! -f metaroce.ko ]; then
+	# always: both builds are incremental, and a module left from before
+	# an edit would be measured as if it were the edit
+	if [ "${1:-}" = module ]; then
 		make -s module
 	fi
-	[ -f rdma-core-provider/libmetaroce-rdmav34.so ] || make -s provider
+	make -s provider
 }
 
 # bench_lat_opts SCRIPT HELP_LINES ARGS..: the options of the latency
