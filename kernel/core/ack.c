@@ -40,7 +40,7 @@ void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
 	if (p->snd_una == p->snd_nxt)
 		p->una_sent_ns = now;
 	e->state = MROCE_TXE_INFLIGHT;
-	e->reo = 0;
+	e->lost_by = MROCE_LOST_RTO;
 	out_set(p, p->snd_nxt);
 	p->snd_nxt++;
 	p->inflight += ref->len;
@@ -61,6 +61,10 @@ void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
 	p->stats.lost_pkts++;
 	p->epoch_lost++;
 	c->stats.lost++;
+	/* losses not yet shown spurious, since the last quiet spell */
+	if (now - c->lost_ns >= c->cfg.quiet_ns)
+		c->lost_open = 0;
+	c->lost_open++;
 	c->lost_ns = now;
 	e->ref.path = (u8)p->id;
 	mroce_retx_push(c, &e->ref);
@@ -77,10 +81,12 @@ void mroce_path_advance(struct mroce_path *p)
 		/* an ACKED entry's bit went when it was acknowledged */
 		if (e->state != MROCE_TXE_ACKED)
 			out_clear(p, una);
-		if (e->state == MROCE_TXE_LOST && e->reo) {
+		if (e->state == MROCE_TXE_LOST &&
+		    e->lost_by != MROCE_LOST_RTO) {
 			i = (p->gone_head + p->gone_count) % MROCE_GONE_MAX;
 			p->gone[i].psn = una;
-			p->gone[i].sent = (u32)e->sent_ns;
+			p->gone[i].sent = ((u32)e->sent_ns & ~1u) |
+					  (e->lost_by == MROCE_LOST_TLP);
 			if (p->gone_count < MROCE_GONE_MAX)
 				p->gone_count++;
 			else
@@ -175,6 +181,8 @@ static void spurious_loss(struct mroce_conn *c, struct mroce_path *p,
 	p->stats.spurious++;
 	c->stats.spurious++;
 	p->epoch_spurious++;
+	if (c->lost_open)
+		c->lost_open--;
 	/* not a loss after all: it must not make the route look bad */
 	if (p->epoch_lost)
 		p->epoch_lost--;
@@ -218,7 +226,8 @@ static void gone_check(struct mroce_conn *c, struct mroce_path *p,
 		d = psn - cum - 1;
 		if (mroce_seq_lt(psn, cum) ||
 		    (d < MROCE_PATH_WINDOW && (ap->sack[d / 64] >> (d % 64) & 1))) {
-			spurious_loss(c, p, true, (u32)now - g.sent, now);
+			spurious_loss(c, p, !(g.sent & 1),
+				      (u32)now - g.sent, now);
 			continue;
 		}
 		out[nkeep++] = g;
@@ -250,7 +259,8 @@ static inline void ent_acked(struct mroce_conn *c, struct mroce_path *p,
 		}
 	} else if (e->state == MROCE_TXE_LOST) {
 		/* it arrived after all: the dsn check skips the resend */
-		spurious_loss(c, p, e->reo, now - e->sent_ns, now);
+		spurious_loss(c, p, e->lost_by == MROCE_LOST_REO,
+			      now - e->sent_ns, now);
 	} else {
 		return;
 	}
@@ -352,7 +362,7 @@ void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
 		 * Either rule gives it up for being passed by a later packet:
 		 * if it arrives after all, the path reorders.
 		 */
-		e->reo = 1;
+		e->lost_by = MROCE_LOST_REO;
 		mroce_path_mark_lost(c, p, e, now);
 		marked = true;
 	}

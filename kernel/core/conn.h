@@ -177,7 +177,8 @@ struct mroce_cfg {
 	u32 congested_epochs;	/* ... for this many epochs: replaced */
 	/*
 	 * A deadline at least far_ns away may fire far_slack_ns late while
-	 * the connection has declared nothing lost for quiet_ns; 0: never.
+	 * the connection has declared nothing lost for quiet_ns (or what it
+	 * declared was shown spurious since); 0: never.
 	 * See mroce_conn_timer_slack().
 	 */
 	u64 far_ns;
@@ -298,6 +299,12 @@ struct mroce_conn {
 	struct mroce_pktref *retx;
 	u64 last_progress_ns;	/* last ACK that acknowledged data */
 	u64 lost_ns;		/* last packet declared lost (stats.lost) */
+	/*
+	 * Losses declared since a quiet spell (quiet_ns without one) that no
+	 * late ACK has shown spurious: a tail-loss probe fired by a stall of
+	 * this host or the peer's is one, until the original's ACK comes.
+	 */
+	u32 lost_open;
 
 	/* scheduling */
 	struct mroce_list sched;
@@ -359,7 +366,7 @@ struct mroce_conn {
 	u8 cross_pending;
 	/* send side: the current poll must not read receive state */
 	u8 send_only;
-	u8 pad_split[53];	/* paths[] stays line-aligned (conn.c) */
+	u8 pad_split[45];	/* paths[] stays line-aligned (conn.c) */
 	/*
 	 * The paths start on a cache line of a line-aligned connection, so a
 	 * timer scan reads two lines of each path, not three (conn.c checks;

@@ -64,11 +64,22 @@ struct mroce_pktref {
 	u8 path;	/* lost: the path it was lost on */
 };
 
+/*
+ * Why a packet was declared LOST.  Those lost by reordering distance or by
+ * a tail-loss probe are remembered (mroce_path.gone) after they leave the
+ * ring, so a late ACK of one shows the loss was not one; an RTO's are not.
+ */
+enum mroce_lost_by {
+	MROCE_LOST_RTO,
+	MROCE_LOST_REO,		/* passed by dupthresh or a reordering window */
+	MROCE_LOST_TLP,		/* the newest packet of a silent path */
+};
+
 struct mroce_txent {
 	struct mroce_pktref ref;
 	u64 sent_ns;
 	u8 state;
-	u8 reo;		/* LOST by reordering distance, not by a timer */
+	u8 lost_by;	/* enum mroce_lost_by, while LOST */
 };
 
 struct mroce_rtt {
@@ -105,7 +116,7 @@ struct mroce_path_stats {
 /* A psn given up for being passed by later packets, and when it was sent. */
 struct mroce_gone {
 	u32 psn;
-	u32 sent;	/* low 32 bits of the send time, ns */
+	u32 sent;	/* low 32 bits of the send time, ns; bit 0: MROCE_LOST_TLP */
 };
 
 struct mroce_path {

@@ -154,7 +154,7 @@ u64 mroce_conn_timer_slack(const struct mroce_conn *c, u64 now, u64 at)
 {
 	if (c->cfg.far_slack_ns > c->cfg.timer_slack_ns &&
 	    at >= now + c->cfg.far_ns &&
-	    (!c->stats.lost || now - c->lost_ns >= c->cfg.quiet_ns))
+	    (!c->lost_open || now - c->lost_ns >= c->cfg.quiet_ns))
 		return c->cfg.far_slack_ns;
 	return c->cfg.timer_slack_ns;
 }
@@ -188,6 +188,7 @@ static void on_tlp(struct mroce_conn *c, struct mroce_path *p, u64 now)
 		if (e->state == MROCE_TXE_INFLIGHT) {
 			p->stats.tlps++;
 			c->stats.tlps++;
+			e->lost_by = MROCE_LOST_TLP;
 			mroce_path_mark_lost(c, p, e, now);
 			/* snd_una may now name a resolved packet: move it on */
 			mroce_path_advance(p);

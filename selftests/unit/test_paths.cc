@@ -56,8 +56,8 @@ TEST_F(Paths, TailLossProbeRecoversLastPacketWithoutRto) {
 }
 
 // A far deadline may fire late (far_slack_ns) only while the connection
-// has lost nothing for quiet_ns: a late tail-loss probe is what a lossy
-// ping-pong waits for after each loss.
+// has lost nothing for quiet_ns, or only what late ACKs showed spurious: a
+// late tail-loss probe is what a lossy ping-pong waits for after each loss.
 TEST_F(Paths, FarDeadlinesGetSlackOnlyWhileNotLosing) {
   mroce_cfg &cfg = A().conn->cfg;
   cfg.timer_slack_ns = 1'000;
@@ -72,6 +72,18 @@ TEST_F(Paths, FarDeadlinesGetSlackOnlyWhileNotLosing) {
   ASSERT_EQ(sum_stats(A().conn).lost, 0u);
   EXPECT_EQ(slack(100'000), 4'000'000u);
   EXPECT_EQ(slack(99'999), 1'000u);  // a delayed ACK, a pacing wait
+  // ACKs held up (a stall, not a loss): the probe fires, and the ACK that
+  // answers it acknowledges the original too, so nothing was lost
+  for (auto &x : f.routes[1]) x.delay_ns = 1'000'000;
+  write(1024);
+  ASSERT_TRUE(f.run([&] { return sum_stats(A().conn).tlps > 0; }, 500'000));
+  EXPECT_EQ(A().conn->lost_open, 1u);
+  EXPECT_EQ(slack(100'000), 1'000u);
+  for (auto &x : f.routes[1]) x.delay_ns = 20'000;
+  ASSERT_TRUE(all_done());
+  EXPECT_GE(sum_stats(A().conn).spurious, 1u);
+  EXPECT_EQ(A().conn->lost_open, 0u);
+  EXPECT_EQ(slack(100'000), 4'000'000u);
   for (auto &x : f.routes[0]) x.loss = 1.0;
   write(1024);
   for (auto &x : f.routes[0]) x.loss = 0;
