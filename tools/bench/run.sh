@@ -34,7 +34,7 @@
 #
 # perftest measures only the middle of a -D run, so compared figures use
 # -D 8 or more (the default).  The environment's BENCH_LAT_ITERS (20000)
-# and BENCH_LAT_PAIRS (3) set the iterations of a lossless latency run and
+# and BENCH_LAT_PAIRS (5) set the iterations of a lossless latency run and
 # the runs per driver, loss and round.  Expect about 10 minutes a round.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -78,7 +78,7 @@ rc=0
 	"BENCH_CSV=\$METAROCE_OUT/bench.csv BENCH_SECONDS=$seconds \
 	 BENCH_LOSSES='$losses' BENCH_DRIVERS='$drivers' BENCH_SIZE=$size \
 	 BENCH_RPS=$rps BENCH_REPEAT=$repeat BENCH_PIN=$pin \
-	 BENCH_LAT_ITERS=${BENCH_LAT_ITERS:-20000} BENCH_LAT_PAIRS=${BENCH_LAT_PAIRS:-3} \
+	 BENCH_LAT_ITERS=${BENCH_LAT_ITERS:-20000} BENCH_LAT_PAIRS=${BENCH_LAT_PAIRS:-5} \
 	 tools/bench/vm_bench.sh" || rc=$?
 if [ ! -s "$out/vm/bench.csv" ]; then
 	echo "bench: the VM produced no measurements (exit $rc); see $out/vm" >&2

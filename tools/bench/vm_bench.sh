@@ -23,7 +23,7 @@ drivers=${BENCH_DRIVERS:-rxe metaroce}
 size=${BENCH_SIZE:-65536}
 repeat=${BENCH_REPEAT:-1}
 lat_n=${BENCH_LAT_ITERS:-20000}
-lat_pairs=${BENCH_LAT_PAIRS:-3}
+lat_pairs=${BENCH_LAT_PAIRS:-5}
 echo "driver,loss_pct,test,value,unit,status" >"$csv"
 
 ksft_require_root
