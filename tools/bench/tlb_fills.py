@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Report of tools/bench/tlb_fills.sh: QEMU software-TLB fills per ping-pong
+iteration, per variant and round, by region, and the pages that missed most."""
+import bisect
+import collections
+import glob
+import os
+import re
+import statistics
+import sys
+
+d = sys.argv[1]
+off = float(open(os.path.join(d, "clockoff")).read())
+marks = {}
+for line in open(os.path.join(d, "stamped.log")):
+    ts, _, rest = line.partition(" ")
+    m = re.search(r"MARK (start|end) (\S+) (\d+) (\d+)(.*)", rest)
+    if m:
+        key = (m.group(2), int(m.group(3)), int(m.group(4)))
+        e = marks.setdefault(key, {})
+        e[m.group(1)] = float(ts) - off
+        if m.group(1) == "end":
+            e["info"] = m.group(5).strip()
+
+
+def load_syms(path):
+    out = []
+    for line in open(path):
+        f = line.split()
+        if len(f) >= 3 and int(f[0], 16):
+            out.append((int(f[0], 16), f[2] + (f[3] if len(f) > 3 else "")))
+    out.sort()
+    return out
+
+
+ksyms = load_syms(os.path.join(d, "vm", "kallsyms.txt"))
+
+
+def mods_of(name, rnd):
+    mods = {}
+    p = os.path.join(d, "vm", "modules_%s_%d.txt" % (name, rnd))
+    for line in open(p) if os.path.exists(p) else []:
+        f = line.split()
+        base = [x for x in f if x.startswith("0x")]
+        if base:
+            mods[f[0]] = (int(base[0], 16), int(f[1]))
+    p = os.path.join(d, "vm", "modsyms_%s_%d.txt" % (name, rnd))
+    syms = load_syms(p) if os.path.exists(p) else []
+    return mods, sorted(syms + ksyms)
+
+
+def region(a, mods):
+    if a < 0x800000000000:
+        return "user"
+    for n, (b, sz) in mods.items():
+        if b <= a < b + sz:
+            return "mod:" + n
+    if a >= 0xffffffffc0000000:
+        return "modules"
+    if a >= 0xffffffff80000000:
+        return "kernel"
+    if 0xffff888000000000 <= a < 0xffffc88000000000:
+        return "directmap"
+    if 0xffffc90000000000 <= a < 0xffffe90000000000:
+        return "vmalloc/percpu"
+    if 0xffffea0000000000 <= a < 0xffffeb0000000000:
+        return "vmemmap"
+    return "other"
+
+
+def sym(a, syms):
+    i = bisect.bisect_right(syms, (a, "\xff")) - 1
+    return syms[i][1] if i >= 0 else "?"
+
+
+# only what falls in a run's window is kept (the file holds the whole boot)
+spans = sorted((e["start"], e["end"]) for e in marks.values() if "end" in e)
+starts = [a for a, _ in spans]
+
+
+def in_run(t):
+    i = bisect.bisect_right(starts, t) - 1
+    return i >= 0 and t <= spans[i][1]
+
+
+fills = []  # (t, addr, ifetch)
+pat = re.compile(r"\s*\d+\s+([\d.]+):.*addr=0x([0-9a-f]+) acc=(-?\d+)")
+for line in open(os.path.join(d, "fills.txt")):
+    m = pat.match(line)
+    if m and in_run(float(m.group(1))):
+        fills.append((float(m.group(1)), int(m.group(2), 16), m.group(3) == "2"))
+fills.sort()
+times = [f[0] for f in fills]
+
+
+def window(e):
+    return fills[bisect.bisect_left(times, e["start"]):bisect.bisect_right(times, e["end"])]
+
+
+per_variant = collections.defaultdict(list)
+order = []
+for (name, rnd) in sorted({(k[0], k[1]) for k in marks}, key=lambda x: (x[1], x[0])):
+    ns = sorted(k[2] for k in marks if k[:2] == (name, rnd) and "end" in marks[k])
+    if not ns:
+        continue
+    if name not in order:
+        order.append(name)
+    mods, syms = mods_of(name, rnd)
+    # every run: fills / iterations (the short ones carry perftest's own
+    # start and exit, a few hundred thousand fills)
+    runs = []
+    for n in ns:
+        e = marks[(name, rnd, n)]
+        runs.append("%d iterations: %.1f per iteration, %s" % (n, len(window(e)) / n, e.get("info", "")))
+    n = ns[-1]
+    e = marks[(name, rnd, n)]
+    if "failed" in e.get("info", ""):
+        continue
+    sel = window(e)
+    per_variant[name].append(len(sel) / n)
+    print("== %s, round %d: %s" % (name, rnd, "; ".join(runs)))
+    reg = collections.Counter()
+    pages = collections.Counter()
+    for _, a, ifx in sel:
+        reg[(region(a, mods), "code" if ifx else "data")] += 1
+        pages[(a >> 12, ifx)] += 1
+    for (r, kind), c in sorted(reg.items(), key=lambda x: -x[1]):
+        if c / n >= 0.2:
+            print("   %-22s %-5s %7.2f" % (r, kind, c / n))
+    hot = [(c / n, p, ifx) for (p, ifx), c in pages.items() if c / n >= 0.3]
+    print("   pages filled 0.3 times per iteration or more: %d" % len(hot))
+    for v, p, ifx in sorted(hot, reverse=True)[:20]:
+        a = p << 12
+        r = region(a, mods)
+        print("     %016x %-4s %5.2f  %-16s %s" % (a, "code" if ifx else "data", v, r,
+                                                  sym(a, syms) if r.startswith(("mod", "kernel")) else ""))
+print("\nfills per iteration of the longest runs, median (range) over rounds:")
+for name in order:
+    x = per_variant[name]
+    print("  %-16s %7.1f (%.1f-%.1f), %d rounds" % (name, statistics.median(x), min(x), max(x), len(x)))

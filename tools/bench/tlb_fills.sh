@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# How many pages a ping-pong iteration touches, as the emulator sees it:
+# QEMU's TCG keeps a direct-mapped software TLB per vCPU (indexed by
+# virtual page number), and every miss walks the guest's page tables
+# (x86_cpu_tlb_fill).  This counts those fills with a uprobe on the QEMU
+# binary while the guest (tools/bench/vm_tlb_fills.sh) runs a short and a
+# long pinned ib_write_lat per variant and round, and prints per variant
+# the fills per iteration of each run (the longest without perftest's
+# start and exit to speak of), and of the longest by region (kernel image,
+# modules, direct map, vmalloc, user) and the pages that missed most,
+# named by the guest's symbols.  A page filled about once per iteration
+# and CPU, or more, is evicted between uses: it shares a TLB index with
+# another hot page.  The uprobe makes each fill cost microseconds, so the
+# latencies printed are not comparable with untraced runs; the counts are.
+#
+#   tools/bench/tlb_fills.sh [--rounds N] [--iters "2000 50000"] NAME=KO[,param=v..]|NAME=rxe ..
+#
+# Needs root, perf and uprobes on the host (tracefs is mounted if needed).
+# Output in results/tlb_fills/<stamp>/ (fills.txt, report.txt, the VM's logs).
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+rounds=2
+iters="2000 50000"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rounds) rounds=$2; shift 2 ;;
+	--iters) iters=$2; shift 2 ;;
+	-h | --help) sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "tlb_fills.sh: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+[ $# -gt 0 ] || set -- metaroce=metaroce.ko rxe=rxe
+variants=
+for v in "$@"; do
+	ko=${v#*=}
+	ko=${ko%%,*}
+	if [ "$ko" != rxe ]; then
+		ko=$(realpath "$ko") || exit 2
+		rest=${v#*=}
+		[ "$rest" != "${rest#*,}" ] && ko="$ko,${rest#*,}"
+	fi
+	variants="$variants ${v%%=*}=$ko"
+done
+cd "$top"
+command -v perf >/dev/null || tools/deps.sh
+. tools/bench/host_lib.sh
+bench_prereqs module
+q=/usr/bin/qemu-system-x86_64
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
+out=$top/results/tlb_fills/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+# perf stamps samples with CLOCK_MONOTONIC; the guest's marks get the
+# host's wall clock as they stream out
+python3 -c 'import time; print(time.time() - time.monotonic())' >"$out/clockoff"
+perf probe -q -d 'probe_qemu:*' 2>/dev/null || true
+# x86_cpu_tlb_fill(cs, addr, size, access_type, mmu_idx, ...)
+perf probe -q -x "$q" -a 'x86_cpu_tlb_fill addr=%si:x64 acc=%cx:s32 mmu=%r8:s32'
+# shellcheck disable=SC2064 # expand now
+trap "perf probe -q -d 'probe_qemu:*' 2>/dev/null; pkill -INT -f 'perf record -q -k monotonic -e probe_qemu' 2>/dev/null" EXIT
+echo "tlb_fills:$variants; $rounds rounds of $iters iterations; output in $out"
+"$vm" --timeout 60m --out "$out/vm" -- sh -c \
+	"TF_VARIANTS='$variants' TF_ROUNDS=$rounds TF_ITERS='$iters' tools/bench/vm_tlb_fills.sh" 2>&1 |
+	while IFS= read -r line; do
+		echo "$(date +%s.%N) $line"
+		case $line in
+		*"MARK ready"*)
+			pid=$(pgrep -n qemu-system-x86)
+			perf record -q -k monotonic -e probe_qemu:x86_cpu_tlb_fill -p "$pid" \
+				-o "$out/perf.data" >/dev/null 2>&1 &
+			;;
+		esac
+	done >"$out/stamped.log"
+pkill -INT -f 'perf record -q -k monotonic -e probe_qemu' 2>/dev/null || true
+# perf writes out its buffers before it exits
+while pgrep -f 'perf record -q -k monotonic -e probe_qemu' >/dev/null; do sleep 1; done
+perf script -i "$out/perf.data" -F tid,time,trace 2>/dev/null >"$out/fills.txt"
+rm -f "$out/perf.data"
+"${PYTHON:-/usr/bin/python3}" tools/bench/tlb_fills.py "$out" | tee "$out/report.txt"
