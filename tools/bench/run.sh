@@ -35,7 +35,7 @@
 # perftest measures only the middle of a -D run, so compared figures use
 # -D 8 or more (the default).  The environment's BENCH_LAT_ITERS (20000)
 # and BENCH_LAT_PAIRS (5) set the iterations of a lossless latency run and
-# the runs per driver, loss and round.  Expect about 10 minutes a round.
+# the runs per driver, loss and round.  Expect about 12 minutes a round.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=8
