@@ -18,6 +18,7 @@
 # Rows: variant,round,loss_pct,test,value,unit,status; after each variant
 # and round a row per non-zero counter of interest (test "counter:NAME").
 . "$METAROCE_ROOT/selftests/verbs/datapath_lib.sh"
+. "$METAROCE_ROOT/tools/bench/vm_lib.sh"
 
 csv=${AB_CSV:?}
 secs=${AB_SECONDS:-8}
@@ -39,15 +40,6 @@ DP_PIN=${AB_PIN:-0}
 row() {
 	echo "$1,$2,$3,$4,$5,$6,$7" >>"$csv"
 	mroce_log "$1 r$2 loss $3%: $4 = ${5:-n/a} $6 ($7)"
-}
-
-load() {
-	rmmod metaroce 2>/dev/null
-	_ko=${1%%,*}
-	_params=
-	[ "$_ko" != "$1" ] && _params=$(echo "${1#*,}" | tr ',' ' ')
-	# shellcheck disable=SC2086 # parameters are words
-	insmod "$_ko" $_params
 }
 
 # Each round starts one variant later: in a fixed order the first variant
@@ -72,7 +64,7 @@ for round in $(seq "$repeat"); do
 		drv=metaroce
 		if [ "${v#*=}" = rxe ]; then
 			drv=rxe
-		elif ! load "${v#*=}"; then
+		elif ! vm_load "${v#*=}"; then
 			row "$name" "$round" - load "" "" failed
 			continue
 		fi

@@ -8,6 +8,7 @@
 # addresses go to $METAROCE_OUT for the host to name the pages.
 #   TF_VARIANTS "name=KO[,param=value..] ..|name=rxe", TF_ROUNDS, TF_ITERS
 . "$METAROCE_ROOT/selftests/verbs/datapath_lib.sh"
+. "$METAROCE_ROOT/tools/bench/vm_lib.sh"
 
 ksft_require_root
 ksft_require_cmd ip tc rdma insmod rmmod ib_write_lat
@@ -21,15 +22,6 @@ cat /proc/kallsyms >"$METAROCE_OUT/kallsyms.txt"
 echo "MARK ready"
 sleep 10 # the host attaches perf
 
-load() {
-	rmmod metaroce 2>/dev/null
-	_ko=${1%%,*}
-	_params=
-	[ "$_ko" != "$1" ] && _params=$(echo "${1#*,}" | tr ',' ' ')
-	# shellcheck disable=SC2086 # parameters are words
-	insmod "$_ko" $_params
-}
-
 round=0
 while [ "$round" -lt "${TF_ROUNDS:-2}" ]; do
 	round=$((round + 1))
@@ -39,7 +31,7 @@ while [ "$round" -lt "${TF_ROUNDS:-2}" ]; do
 		drv=metaroce
 		if [ "${v#*=}" = rxe ]; then
 			drv=rxe
-		elif ! load "${v#*=}"; then
+		elif ! vm_load "${v#*=}"; then
 			echo "MARK failed $name $round load"
 			continue
 		fi
