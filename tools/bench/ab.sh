@@ -40,24 +40,10 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -gt 0 ] || { echo "ab.sh: no variants (NAME=KO[,param=value..])" >&2; exit 2; }
-variants=
-for v in "$@"; do
-	case $v in
-	*=*) ;;
-	*) echo "ab.sh: $v is not NAME=KO[,param=value..]" >&2; exit 2 ;;
-	esac
-	ko=${v#*=}
-	ko=${ko%%,*}
-	[ "$ko" = rxe ] && { variants="$variants $v"; continue; }
-	ko=$(realpath "$ko") || exit 2
-	[ -f "$ko" ] || { echo "ab.sh: no module $ko" >&2; exit 2; }
-	rest=${v#*=}
-	[ "$rest" != "${rest#*,}" ] && ko="$ko,${rest#*,}"
-	variants="$variants ${v%%=*}=$ko"
-done
-
+# paths as the caller gave them, before the cd
+. "$top/tools/bench/host_lib.sh"
+bench_variants ab.sh "$@"
 cd "$top"
-. tools/bench/host_lib.sh
 bench_prereqs ""
 out=$top/results/ab/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"

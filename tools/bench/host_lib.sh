@@ -38,3 +38,27 @@ bench_lat_opts() {
 		esac
 	done
 }
+
+# bench_variants PROG NAME=KO[,param=value..]|NAME=rxe ..: checks each
+# variant and sets $variants to them with KO made absolute (the guest's
+# cwd differs); exits 2 on a malformed one or a missing module.
+# shellcheck disable=SC2034 # the variable is the caller's
+bench_variants() {
+	_prog=$1
+	shift
+	variants=
+	for _v in "$@"; do
+		case $_v in
+		*=*) ;;
+		*) echo "$_prog: $_v is not NAME=KO[,param=value..]" >&2; exit 2 ;;
+		esac
+		_ko=${_v#*=}
+		_ko=${_ko%%,*}
+		[ "$_ko" = rxe ] && { variants="$variants $_v"; continue; }
+		_ko=$(realpath "$_ko") || exit 2
+		[ -f "$_ko" ] || { echo "$_prog: no module $_ko" >&2; exit 2; }
+		_rest=${_v#*=}
+		[ "$_rest" != "${_rest#*,}" ] && _ko="$_ko,${_rest#*,}"
+		variants="$variants ${_v%%=*}=$_ko"
+	done
+}

@@ -31,21 +31,13 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-[ $# -gt 0 ] || set -- metaroce=metaroce.ko rxe=rxe
-variants=
-for v in "$@"; do
-	ko=${v#*=}
-	ko=${ko%%,*}
-	if [ "$ko" != rxe ]; then
-		ko=$(realpath "$ko") || exit 2
-		rest=${v#*=}
-		[ "$rest" != "${rest#*,}" ] && ko="$ko,${rest#*,}"
-	fi
-	variants="$variants ${v%%=*}=$ko"
-done
+# the default: this tree's module (built first: its path is checked below)
+[ $# -gt 0 ] || { (cd "$top" && make -s module) && set -- metaroce="$top/metaroce.ko" rxe=rxe; }
+# paths as the caller gave them, before the cd
+. "$top/tools/bench/host_lib.sh"
+bench_variants tlb_fills.sh "$@"
 cd "$top"
 command -v perf >/dev/null || tools/deps.sh
-. tools/bench/host_lib.sh
 bench_prereqs module
 q=/usr/bin/qemu-system-x86_64
 [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
