@@ -10,6 +10,10 @@ import re
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guest_syms  # noqa: E402
+from guest_syms import load_syms, region, sym  # noqa: E402
+
 d = sys.argv[1]
 off = float(open(os.path.join(d, "clockoff")).read())
 marks = {}
@@ -24,54 +28,11 @@ for line in open(os.path.join(d, "stamped.log")):
             e["info"] = m.group(5).strip()
 
 
-def load_syms(path):
-    out = []
-    for line in open(path):
-        f = line.split()
-        if len(f) >= 3 and int(f[0], 16):
-            out.append((int(f[0], 16), f[2] + (f[3] if len(f) > 3 else "")))
-    out.sort()
-    return out
-
-
 ksyms = load_syms(os.path.join(d, "vm", "kallsyms.txt"))
 
 
 def mods_of(name, rnd):
-    mods = {}
-    p = os.path.join(d, "vm", "modules_%s_%d.txt" % (name, rnd))
-    for line in open(p) if os.path.exists(p) else []:
-        f = line.split()
-        base = [x for x in f if x.startswith("0x")]
-        if base:
-            mods[f[0]] = (int(base[0], 16), int(f[1]))
-    p = os.path.join(d, "vm", "modsyms_%s_%d.txt" % (name, rnd))
-    syms = load_syms(p) if os.path.exists(p) else []
-    return mods, sorted(syms + ksyms)
-
-
-def region(a, mods):
-    if a < 0x800000000000:
-        return "user"
-    for n, (b, sz) in mods.items():
-        if b <= a < b + sz:
-            return "mod:" + n
-    if a >= 0xffffffffc0000000:
-        return "modules"
-    if a >= 0xffffffff80000000:
-        return "kernel"
-    if 0xffff888000000000 <= a < 0xffffc88000000000:
-        return "directmap"
-    if 0xffffc90000000000 <= a < 0xffffe90000000000:
-        return "vmalloc/percpu"
-    if 0xffffea0000000000 <= a < 0xffffeb0000000000:
-        return "vmemmap"
-    return "other"
-
-
-def sym(a, syms):
-    i = bisect.bisect_right(syms, (a, "\xff")) - 1
-    return syms[i][1] if i >= 0 else "?"
+    return guest_syms.mods_of(d, ksyms, name, rnd)
 
 
 # only what falls in a run's window is kept (the file holds the whole boot)

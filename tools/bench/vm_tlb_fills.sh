@@ -6,6 +6,8 @@
 # start|end VARIANT ROUND ITERS") for the host, which counts QEMU's
 # software-TLB fills in the window.  The kernel's and the modules' symbol
 # addresses go to $METAROCE_OUT for the host to name the pages.
+# tools/bench/insn_count.sh drives it too (one long run per variant and
+# round), and snapshots its plugin's counts inside each run.
 #   TF_VARIANTS "name=KO[,param=value..] ..|name=rxe", TF_ROUNDS, TF_ITERS
 . "$METAROCE_ROOT/selftests/verbs/datapath_lib.sh"
 . "$METAROCE_ROOT/tools/bench/vm_lib.sh"
@@ -38,8 +40,7 @@ while [ "$round" -lt "${TF_ROUNDS:-2}" ]; do
 		dp_initnet_devs $drv
 		# where this load's module landed (module text moves per load)
 		cat /proc/modules >"$METAROCE_OUT/modules_${name}_$round.txt"
-		grep -E '\[(metaroce|rdma_rxe)\]' /proc/kallsyms \
-			>"$METAROCE_OUT/modsyms_${name}_$round.txt"
+		grep -F '[' /proc/kallsyms >"$METAROCE_OUT/modsyms_${name}_$round.txt"
 		for n in ${TF_ITERS:-2000 50000}; do
 			sleep 3
 			echo "MARK start $name $round $n"

@@ -212,6 +212,9 @@ int run(int argc, char **argv) {
   spec.output_sock = scratch / "output.sock";
   spec.control_sock = scratch / "control.sock";
   spec.qmp_sock = scratch / "qmp.sock";
+  if (!opt.plugins.empty() && spec.accel != Accel::kTcg)
+    throw Error("--qemu-plugin needs TCG (--accel tcg)");
+  spec.plugins = opt.plugins;
 
   MonitorConfig cfg;
   cfg.timeout_s = opt.timeout_s;

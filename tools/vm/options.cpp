@@ -31,6 +31,8 @@ options:
   --module FILE     add a kernel module to the guest's module tree (repeatable;
                     <repo>/metaroce.ko is added when it exists)
   --kernel-arg ARG  append ARG to the kernel command line (repeatable)
+  --qemu-plugin P   load the TCG plugin P (QEMU's -plugin argument: FILE
+                    followed by ,name=value arguments; TCG only)
   -h, --help        this text
 
 exit status: the guest command's status, or
@@ -96,6 +98,8 @@ Options parse_options(int argc, char **argv) {
       o.modules.push_back(v);
     } else if (value(arg, "--kernel-arg", v)) {
       o.kernel_args.push_back(v);
+    } else if (value(arg, "--qemu-plugin", v)) {
+      o.plugins.push_back(v);
     } else {
       throw Error("unknown option " + std::string(arg));
     }

@@ -17,6 +17,7 @@ struct Options {
   std::string accel = "auto";
   std::vector<std::string> modules;     // extra .ko files for the guest
   std::vector<std::string> kernel_args; // appended to the kernel cmdline
+  std::vector<std::string> plugins;     // QEMU -plugin arguments (TCG)
   std::vector<std::string> command;     // empty only with --keep
   bool help = false;
 };

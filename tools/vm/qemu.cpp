@@ -43,6 +43,8 @@ std::vector<std::string> qemu_argv(const QemuSpec &s) {
     // and every copy_user, memcpy and skb copy of every driver is one.
     a.insert(a.end(),
              {"-accel", "tcg,thread=multi", "-cpu", "max,erms=off,fsrm=off"});
+    for (const auto &p : s.plugins)
+      a.insert(a.end(), {"-plugin", p});
   }
   a.insert(a.end(), {"-kernel", s.kernel.string(), "-initrd", s.initrd.string(),
                      "-append", s.append});

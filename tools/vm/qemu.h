@@ -30,6 +30,7 @@ struct QemuSpec {
   fs::path output_sock;
   fs::path control_sock;
   fs::path qmp_sock; // QEMU listens here (for sysrq dumps); empty: none
+  std::vector<std::string> plugins; // -plugin arguments (TCG only)
 };
 
 std::vector<std::string> qemu_argv(const QemuSpec &spec);

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Guest addresses to regions and symbols, for the reports of
+tools/bench/tlb_fills.sh and insn_count.sh.  The guest half
+(vm_tlb_fills.sh) saves vm/kallsyms.txt once, and per variant and round
+the modules' bases (modules_NAME_ROUND.txt) and symbols (modsyms_...)."""
+import bisect
+import os
+
+
+def load_syms(path):
+    out = []
+    for line in open(path) if os.path.exists(path) else []:
+        f = line.split()
+        if len(f) >= 3 and int(f[0], 16):
+            out.append((int(f[0], 16), f[2] + (f[3] if len(f) > 3 else "")))
+    out.sort()
+    return out
+
+
+def mods_of(d, ksyms, name, rnd):
+    """({module: (base, size)}, every symbol) of one variant's round."""
+    mods = {}
+    p = os.path.join(d, "vm", "modules_%s_%d.txt" % (name, rnd))
+    for line in open(p) if os.path.exists(p) else []:
+        f = line.split()
+        base = [x for x in f if x.startswith("0x")]
+        if base:
+            mods[f[0]] = (int(base[0], 16), int(f[1]))
+    syms = load_syms(os.path.join(d, "vm", "modsyms_%s_%d.txt" % (name, rnd)))
+    return mods, sorted(syms + ksyms)
+
+
+def region(a, mods):
+    if a < 0x800000000000:
+        return "user"
+    for n, (b, sz) in mods.items():
+        if b <= a < b + sz:
+            return "mod:" + n
+    if a >= 0xffffffffc0000000:
+        return "modules"
+    if a >= 0xffffffff80000000:
+        return "kernel"
+    if 0xffff888000000000 <= a < 0xffffc88000000000:
+        return "directmap"
+    if 0xffffc90000000000 <= a < 0xffffe90000000000:
+        return "vmalloc/percpu"
+    if 0xffffea0000000000 <= a < 0xffffeb0000000000:
+        return "vmemmap"
+    return "other"
+
+
+def sym(a, syms):
+    i = bisect.bisect_right(syms, (a, "\xff")) - 1
+    return syms[i][1] if i >= 0 else "?"

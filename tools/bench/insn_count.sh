@@ -1,0 +1,93 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Guest instructions per ping-pong iteration, by driver and by function.
+# A QEMU plugin (insn_plugin.cc) counts the instructions each translated
+# block runs; the guest (tools/bench/vm_tlb_fills.sh) runs one long pinned
+# ib_write_lat per variant and round, and the host snapshots the counts
+# twice inside it, WAIT seconds after its start mark and SPAN seconds
+# later: a window of steady ping-pong without perftest's start and exit.
+# Iterations in the window are the runs of ib_uverbs_post_send (two per
+# iteration, one per side).  An instruction count does not depend on the
+# emulator's modes (design.md 8), so it compares what two drivers' code
+# costs where a latency cannot.  User space spins while it waits, so its
+# count follows time, not work; the report sets it apart.
+#
+# With --pages the plugin also counts each page's loads and stores, and the
+# report gives the pages an iteration touches (its working set in the
+# emulator's TLB): the mean number of distinct pages a window of N loads
+# and stores of one vCPU touches (--page-window N, default 10000), by region
+# and by the function that last touched each page.  The guest then runs
+# several times slower.
+#
+#   tools/bench/insn_count.sh [--pages|--page-window N] [--rounds N] [--iters N] [--window "WAIT SPAN"]
+#                             NAME=KO[,param=v..]|NAME=rxe ..
+#
+# Output in results/insn_count/<stamp>/ (report.txt, snapshots, VM logs).
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+rounds=2
+iters=300000
+window="5 3"
+mem=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--pages) mem=,mem=on; shift ;;
+	--page-window) mem=,mem=on,window=$2; shift 2 ;;
+	--rounds) rounds=$2; shift 2 ;;
+	--iters) iters=$2; shift 2 ;;
+	--window) window=$2; shift 2 ;;
+	-h | --help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "insn_count.sh: unknown option $1" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+[ $# -gt 0 ] || { (cd "$top" && make -s module) && set -- metaroce="$top/metaroce.ko" rxe=rxe; }
+. "$top/tools/bench/host_lib.sh"
+bench_variants insn_count.sh "$@"
+cd "$top"
+bench_prereqs module
+cmake --build "${BUILD:-$PWD/build}" -j2 --target metaroce-insn-plugin >/dev/null
+plugin=${BUILD:-$PWD/build}/tools/bench/metaroce-insn-plugin.so
+out=$top/results/insn_count/$(date +%Y%m%d-%H%M%S)
+snaps=$out/snaps
+mkdir -p "$snaps"
+fifo=$out/ctl.fifo
+mkfifo "$fifo"
+# shellcheck disable=SC2086 # two words
+set -- $window
+wait_s=$1
+span_s=$2
+echo "insn_count:$variants; $rounds rounds of $iters iterations, window $wait_s+$span_s s; output in $out"
+# snap FILE: the plugin writes the counts to $snaps/FILE; wait for it
+snap() {
+	timeout 60 sh -c "echo 'snap $snaps/$1' >'$fifo'" &&
+		timeout 60 sh -c "while [ ! -e '$snaps/$1' ]; do sleep 0.05; done" ||
+		echo "insn_count.sh: no snapshot $1 (is the plugin loaded?)" >&2
+}
+# window LABEL: both snapshots inside the run, or the label is marked short
+window() {
+	sleep "$wait_s"
+	snap "a_$1"
+	sleep "$span_s"
+	snap "b_$1"
+	[ ! -e "$snaps/ended_$1" ] || touch "$snaps/short_$1"
+}
+"$vm" --timeout 90m --accel tcg --qemu-plugin "$plugin,ctl=$fifo$mem" --out "$out/vm" -- sh -c \
+	"TF_VARIANTS='$variants' TF_ROUNDS=$rounds TF_ITERS='$iters' tools/bench/vm_tlb_fills.sh" 2>&1 |
+	{ while IFS= read -r line; do
+		echo "$line"
+		case $line in
+		"MARK start "*)
+			# shellcheck disable=SC2086 # words
+			set -- $line
+			window "$3_$4" &
+			;;
+		"MARK end "*)
+			# shellcheck disable=SC2086 # words
+			set -- $line
+			touch "$snaps/ended_$3_$4"
+			;;
+		esac
+	done; wait; } >"$out/marks.log"
+rm -f "$fifo"
+"${PYTHON:-/usr/bin/python3}" tools/bench/insn_count.py "$out" | tee "$out/report.txt"

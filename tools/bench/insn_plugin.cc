@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// A QEMU TCG plugin that counts the guest instructions executed per start
+// address of a translated block, for tools/bench/insn_count.sh.  Unlike a
+// latency, an instruction count does not depend on the emulator's mode
+// (design.md 8, "Pages"): software-TLB fills and cache effects are not
+// guest instructions.  So the difference between two drivers' counts per
+// ping-pong iteration is the difference in work their code asks for.
+//
+//   qemu-system-x86_64 ... -plugin PATH/metaroce-insn-plugin.so,ctl=FIFO
+//
+// A thread reads lines "snap FILE" from the FIFO and writes every block
+// address that has run, with its instruction count so far, to FILE
+// ("hex-address instructions runs" per line); the host diffs two.  Counting
+// is an inline add at each block's entry: cheap, but not atomic, so
+// blocks two vCPUs run at once may lose a few counts.
+//
+// With mem=on it also counts the data accesses to each 4 KiB page ("D
+// hex-page count hex-pc" lines, pc: the last access's instruction), through a
+// callback per load and store: the guest runs several times slower, but the
+// pages an iteration touches, the working set the emulator's TLB must hold, can
+// then be counted.  Each vCPU's accesses are cut into windows of window=N
+// (default 10000), and a page also counts the windows it was accessed in: over
+// all the windows, the mean number of distinct pages one window touches, which
+// a ring walked through (one page busy at a time) does not inflate as a count
+// of accesses per iteration would.  "W windows accesses" leads the snapshot.
+//
+// The declarations below are QEMU 7.2's plugin ABI (API version 1), the
+// few calls used; Debian ships no qemu-plugin.h.
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+extern "C" {
+using qemu_plugin_id_t = uint64_t;
+struct qemu_plugin_tb;
+struct qemu_info_t;
+enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 };
+using tb_trans_cb = void (*)(qemu_plugin_id_t, struct qemu_plugin_tb *);
+using udata_cb = void (*)(qemu_plugin_id_t, void *);
+struct qemu_plugin_insn;
+using qemu_plugin_meminfo_t = uint32_t;
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
+enum qemu_plugin_mem_rw { QEMU_PLUGIN_MEM_RW = 3 };
+using mem_cb = void (*)(unsigned int vcpu, qemu_plugin_meminfo_t info,
+                        uint64_t vaddr, void *userdata);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+struct qemu_plugin_insn *
+qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, mem_cb cb,
+                                      enum qemu_plugin_cb_flags flags,
+                                      enum qemu_plugin_mem_rw rw,
+                                      void *userdata);
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, tb_trans_cb cb);
+void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb,
+                                              enum qemu_plugin_op op, void *ptr,
+                                              uint64_t imm);
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, udata_cb cb,
+                                    void *userdata);
+
+__attribute__((visibility("default"))) int qemu_plugin_version = 1;
+__attribute__((visibility("default"))) int
+qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
+                    char **argv);
+}
+
+namespace {
+
+struct Slot {
+  uint64_t vaddr;
+  uint64_t insns; // added to by translated code, read by snapshots
+  uint64_t execs; // runs of blocks starting here
+};
+
+std::mutex mu;                              // guards the two below
+std::deque<Slot> slots;                     // stable addresses
+std::unordered_map<uint64_t, Slot *> index; // block start -> slot
+std::string ctl_path;
+std::atomic<bool> stopping{false};
+bool mem_on;
+
+// Data pages, per vCPU: a vCPU's thread only contends with snapshots.
+constexpr unsigned kMaxVcpus = 64;
+struct PageUse {
+  uint64_t n;       // loads and stores
+  uint64_t pc;      // the instruction of the last one: who owns the page
+  uint64_t last;    // 1 + the window of the last one
+  uint64_t windows; // windows with one or more
+};
+struct PageCounts {
+  std::mutex mu;
+  std::unordered_map<uint64_t, PageUse> pages;
+  uint64_t accesses; // this vCPU's; window = accesses / window_len
+};
+uint64_t window_len = 10000;
+PageCounts page_counts[kMaxVcpus];
+
+void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t, uint64_t vaddr,
+            void *insn_pc) {
+  PageCounts &pc = page_counts[vcpu % kMaxVcpus];
+  std::lock_guard<std::mutex> g(pc.mu);
+  uint64_t w = 1 + pc.accesses++ / window_len;
+  PageUse &u = pc.pages[vaddr >> 12];
+  u.n++;
+  u.pc = reinterpret_cast<uintptr_t>(insn_pc);
+  if (u.last != w) {
+    u.last = w;
+    u.windows++;
+  }
+}
+
+void on_translate(qemu_plugin_id_t, struct qemu_plugin_tb *tb) {
+  uint64_t va = qemu_plugin_tb_vaddr(tb);
+  Slot *s;
+  {
+    std::lock_guard<std::mutex> g(mu);
+    auto [it, fresh] = index.try_emplace(va, nullptr);
+    if (fresh) {
+      slots.push_back(Slot{va, 0, 0});
+      it->second = &slots.back();
+    }
+    s = it->second;
+  }
+  // a block retranslated (another size or mode) adds to the same slot
+  size_t n = qemu_plugin_tb_n_insns(tb);
+  qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+                                           &s->insns, n);
+  qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+                                           &s->execs, 1);
+  if (mem_on)
+    for (size_t i = 0; i < n; i++) {
+      struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+      qemu_plugin_register_vcpu_mem_cb(
+          insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
+          reinterpret_cast<void *>(qemu_plugin_insn_vaddr(insn)));
+    }
+}
+
+void snapshot(const std::string &file) {
+  std::ofstream out(file + ".tmp");
+  {
+    std::lock_guard<std::mutex> g(mu);
+    for (const Slot &s : slots) {
+      uint64_t n = __atomic_load_n(&s.insns, __ATOMIC_RELAXED);
+      uint64_t e = __atomic_load_n(&s.execs, __ATOMIC_RELAXED);
+      if (n)
+        out << std::hex << s.vaddr << ' ' << std::dec << n << ' ' << e << '\n';
+    }
+  }
+  std::unordered_map<uint64_t, PageUse> pages;
+  uint64_t accesses = 0, windows = 0;
+  for (PageCounts &pc : page_counts) {
+    std::lock_guard<std::mutex> g(pc.mu);
+    accesses += pc.accesses;
+    windows += pc.accesses / window_len;
+    for (const auto &[p, u] : pc.pages) {
+      pages[p].n += u.n;
+      pages[p].pc = u.pc;
+      pages[p].windows += u.windows;
+    }
+  }
+  if (mem_on)
+    out << "W " << windows << ' ' << accesses << '\n';
+  for (const auto &[p, u] : pages)
+    out << "D " << std::hex << p << ' ' << std::dec << u.n << ' ' << std::hex
+        << u.pc << std::dec << ' ' << u.windows << '\n';
+  out.close();
+  // the reader waits for FILE: it appears whole
+  std::rename((file + ".tmp").c_str(), file.c_str());
+}
+
+// Reopens the FIFO after each writer closes it.
+void control() {
+  while (!stopping.load()) {
+    std::ifstream in(ctl_path);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("snap ", 0) == 0)
+        snapshot(line.substr(5));
+      else if (line == "quit")
+        return;
+    }
+  }
+}
+
+void on_exit(qemu_plugin_id_t, void *) { stopping.store(true); }
+
+} // namespace
+
+int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *, int argc,
+                        char **argv) {
+  for (int i = 0; i < argc; i++)
+    if (std::strncmp(argv[i], "ctl=", 4) == 0)
+      ctl_path = argv[i] + 4;
+    else if (std::strcmp(argv[i], "mem=on") == 0)
+      mem_on = true;
+    else if (std::strncmp(argv[i], "window=", 7) == 0)
+      window_len = std::max(1ul, std::strtoul(argv[i] + 7, nullptr, 10));
+  if (ctl_path.empty()) {
+    std::fprintf(stderr, "metaroce-insn-plugin: needs ctl=FIFO\n");
+    return -1;
+  }
+  qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
+  qemu_plugin_register_atexit_cb(id, on_exit, nullptr);
+  // blocked in open() or read() on the FIFO until the host writes to it
+  std::thread(control).detach();
+  return 0;
+}
