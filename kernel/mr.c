@@ -157,7 +157,7 @@ int mroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
  * local read) and covers [iova, iova + len).  Caller holds rcu_read_lock()
  * for as long as it uses the result.
  */
-struct mroce_mr *mroce_mr_lookup(struct mroce_dev *mdev, u32 key,
+MROCE_HOT struct mroce_mr *mroce_mr_lookup(struct mroce_dev *mdev, u32 key,
 				 struct mroce_pd *pd, int access, u64 iova,
 				 u64 len)
 {
@@ -209,7 +209,7 @@ void mroce_mr_copy_in(struct mroce_mr *mr, u64 iova, const void *src,
 	}
 }
 
-void mroce_mr_copy_out(struct mroce_mr *mr, u64 iova, void *dst, u32 len)
+MROCE_HOT void mroce_mr_copy_out(struct mroce_mr *mr, u64 iova, void *dst, u32 len)
 {
 	u32 off, n;
 	void *va;
@@ -232,7 +232,7 @@ void mroce_mr_copy_out(struct mroce_mr *mr, u64 iova, void *dst, u32 len)
 }
 
 /* Place @len bytes of @skb at @off into the region: the one copy. */
-int mroce_mr_copy_skb(struct mroce_mr *mr, u64 iova,
+MROCE_HOT int mroce_mr_copy_skb(struct mroce_mr *mr, u64 iova,
 		      const struct sk_buff *skb, u32 off, u32 len)
 {
 	u32 poff, n;
@@ -267,7 +267,7 @@ int mroce_mr_copy_skb(struct mroce_mr *mr, u64 iova,
  * -EAGAIN: not possible here (kernel memory, or no fragment slot left);
  * the caller copies instead.
  */
-int mroce_mr_attach(struct mroce_mr *mr, u64 iova, u32 len,
+MROCE_HOT int mroce_mr_attach(struct mroce_mr *mr, u64 iova, u32 len,
 		    struct sk_buff *skb)
 {
 	struct skb_shared_info *sh = skb_shinfo(skb);
@@ -328,7 +328,7 @@ u64 *mroce_mr_atomic_ptr(struct mroce_mr *mr, u64 iova, void **map)
  * (mroce_mr_attach; -EAGAIN: copy instead).  -EFAULT if a chunk's region
  * is gone.
  */
-int mroce_sgl_read(struct mroce_dev *mdev, struct mroce_pd *pd,
+MROCE_HOT int mroce_sgl_read(struct mroce_dev *mdev, struct mroce_pd *pd,
 		   const struct mroce_sge *sgl, u32 n, u32 offset, void *dst,
 		   struct sk_buff *skb, u32 len)
 {

@@ -228,7 +228,7 @@ static void sq_take(struct mroce_qp *qp, struct mroce_batch *b)
  * Work the send queue after a doorbell or a completion: the QP's consumer
  * lock is held (the peer lock: only attached QPs get here in RTS/SQD).
  */
-void mroce_sq_run(struct mroce_qp *qp, struct mroce_batch *b)
+MROCE_HOT void mroce_sq_run(struct mroce_qp *qp, struct mroce_batch *b)
 {
 	struct mroce_stream *st = &qp->xs->st;
 
@@ -273,7 +273,7 @@ void mroce_sq_run(struct mroce_qp *qp, struct mroce_batch *b)
 }
 
 /* A message completed (send_done): in order, so it is the oldest. */
-void mroce_sq_done(struct mroce_qp *qp, u32 idx, u8 status,
+MROCE_HOT void mroce_sq_done(struct mroce_qp *qp, u32 idx, u8 status,
 		   struct mroce_batch *b)
 {
 	struct mroce_swqe *w;
@@ -330,7 +330,7 @@ void mroce_sq_flush(struct mroce_qp *qp, struct mroce_batch *b)
 }
 
 /* Payload of message @idx at @off for a packet (poll_tx). */
-int mroce_sq_copy(struct mroce_qp *qp, u32 idx, u32 off, void *dst, u32 len)
+MROCE_HOT int mroce_sq_copy(struct mroce_qp *qp, u32 idx, u32 off, void *dst, u32 len)
 {
 	struct mroce_swqe *w = sq_shadow(qp, idx);
 	const u8 *data = (const u8 *)(&w->e + 1);
@@ -346,7 +346,7 @@ int mroce_sq_copy(struct mroce_qp *qp, u32 idx, u32 off, void *dst, u32 len)
 }
 
 /* The same payload as page fragments of @skb (mroce_sgl_read). */
-int mroce_sq_attach(struct mroce_qp *qp, u32 idx, u32 off, u32 len,
+MROCE_HOT int mroce_sq_attach(struct mroce_qp *qp, u32 idx, u32 off, u32 len,
 		    struct sk_buff *skb)
 {
 	struct mroce_swqe *w = sq_shadow(qp, idx);
@@ -399,7 +399,7 @@ static u8 kick_locks(struct mroce_qp *qp, struct mroce_peer *peer)
 }
 
 /* Run the SQ now: take entries, or flush them in the error state. */
-static void qp_kick(struct mroce_qp *qp)
+static MROCE_HOT void qp_kick(struct mroce_qp *qp)
 {
 	struct mroce_peer *peer;
 	struct mroce_batch b;
@@ -525,7 +525,7 @@ static int post_one(struct mroce_qp *qp, const struct ib_send_wr *wr,
  * ib_device_ops.post_send.  User QPs: the doorbell (no work requests, the
  * entries are in the ring).  Kernel QPs: write the ring, then the same.
  */
-int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+MROCE_HOT int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);

@@ -30,7 +30,7 @@ static inline void out_clear(struct mroce_path *p, u32 psn)
 	p->out_bits[pos / 64] &= ~(1ull << (pos % 64));
 }
 
-void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
+MROCE_HOT void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
 		     const struct mroce_pktref *ref, u64 now)
 {
 	struct mroce_txent *e = mroce_path_ent(p, p->snd_nxt);
@@ -71,7 +71,7 @@ void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
 }
 
 /* Move snd_una past everything resolved (acknowledged or lost). */
-void mroce_path_advance(struct mroce_path *p)
+MROCE_HOT void mroce_path_advance(struct mroce_path *p)
 {
 	u32 una = p->snd_una, nxt = p->snd_nxt, i;
 	struct mroce_txent *e;
@@ -332,7 +332,7 @@ static void sack_range(struct mroce_conn *c, struct mroce_path *p,
  * when a later one arrived and an RTT plus that window has passed.
  * Called on ACKs and when reo_at expires.
  */
-void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
+MROCE_HOT void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
 			      u64 now)
 {
 	u64 reo = p->rtt.srtt ? p->rtt.srtt + p->rtt.srtt / 4 : 0;
@@ -378,7 +378,7 @@ void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
  * packets are lost waits out rto_init, which on a fast fabric is the
  * dominant cost of a lossy transfer.
  */
-static void rtt_sample(struct mroce_conn *c, struct mroce_path *p, u64 rtt)
+static MROCE_HOT void rtt_sample(struct mroce_conn *c, struct mroce_path *p, u64 rtt)
 {
 	u32 i;
 
@@ -391,7 +391,7 @@ static void rtt_sample(struct mroce_conn *c, struct mroce_path *p, u64 rtt)
 	mroce_rtt_sample(&p->rtt, rtt, c->cfg.rto_min_ns, c->cfg.rto_max_ns);
 }
 
-static void ack_path(struct mroce_conn *c, struct mroce_path *p,
+static MROCE_HOT void ack_path(struct mroce_conn *c, struct mroce_path *p,
 		     const struct mroce_ack_path *ap, u64 now)
 {
 	u32 cum = ap->cum_psn, una = p->snd_una, n, d, lo, hi, wrap, top;
@@ -524,7 +524,7 @@ static void ack_hint(struct mroce_conn *c, u32 hint, u64 now)
 					    hint);
 }
 
-void mroce_ack_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
+MROCE_HOT void mroce_ack_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		  const void *buf, u64 now)
 {
 	struct mroce_ack_path ap;
@@ -574,7 +574,7 @@ static struct mroce_path *ack_path_out(struct mroce_conn *c, u32 hint)
  * Fills @ext's counts and hint; returns the end, or 0 if nothing was owed.
  * An ACK only partly written stays due for the rest.
  */
-static u32 ack_blocks(struct mroce_conn *c, u64 now, u8 *buf, u32 off,
+static MROCE_HOT u32 ack_blocks(struct mroce_conn *c, u64 now, u8 *buf, u32 off,
 		      u32 cap, struct mroce_ack_ext *ext, u32 *first,
 		      bool *ece)
 {
@@ -627,7 +627,7 @@ static u32 ack_blocks(struct mroce_conn *c, u64 now, u8 *buf, u32 off,
 	return off;
 }
 
-u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
+MROCE_HOT u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
 		    struct mroce_tx *tx)
 {
 	struct mroce_path *p;

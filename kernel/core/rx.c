@@ -7,7 +7,7 @@
  */
 #include "internal.h"
 
-static struct mroce_stream *find_stream(struct mroce_conn *c,
+static MROCE_HOT struct mroce_stream *find_stream(struct mroce_conn *c,
 					const struct mroce_hdr *h)
 {
 	struct mroce_stream *st;
@@ -147,7 +147,7 @@ static void rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	mroce_ack_rx(c, pkt, buf, now);
 }
 
-bool mroce_conn_rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
+MROCE_HOT bool mroce_conn_rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		       const void *buf, u64 now)
 {
 	/* a NACK may fail a stream, which its receive half must see */
@@ -168,7 +168,7 @@ bool mroce_conn_rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	return true;
 }
 
-void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
+MROCE_HOT void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		   const void *buf, const struct mroce_rx_meta *m, u64 now)
 {
 	const struct mroce_hdr *h = &pkt->hdr;
