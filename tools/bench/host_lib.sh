@@ -62,3 +62,16 @@ bench_variants() {
 		variants="$variants ${_v%%=*}=$_ko"
 	done
 }
+
+# bench_variants_or_tree PROG NAME=KO.. : bench_variants, or without
+# variants this tree's module (built first, as its path is checked) against
+# rdma_rxe.  $top is the caller's repository root.
+bench_variants_or_tree() {
+	_prog=$1
+	shift
+	if [ $# -eq 0 ]; then
+		(cd "${top:?}" && make -s module) || exit 1
+		set -- metaroce="$top/metaroce.ko" rxe=rxe
+	fi
+	bench_variants "$_prog" "$@"
+}

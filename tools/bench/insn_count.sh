@@ -25,6 +25,7 @@
 # Output in results/insn_count/<stamp>/ (report.txt, snapshots, VM logs).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tools/bench/host_lib.sh"
 rounds=2
 iters=300000
 window="5 3"
@@ -41,9 +42,8 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-[ $# -gt 0 ] || { (cd "$top" && make -s module) && set -- metaroce="$top/metaroce.ko" rxe=rxe; }
-. "$top/tools/bench/host_lib.sh"
-bench_variants insn_count.sh "$@"
+# paths as the caller gave them, before the cd
+bench_variants_or_tree insn_count.sh "$@"
 cd "$top"
 bench_prereqs module
 cmake --build "${BUILD:-$PWD/build}" -j2 --target metaroce-insn-plugin >/dev/null

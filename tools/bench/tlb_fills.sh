@@ -20,6 +20,7 @@
 # Output in results/tlb_fills/<stamp>/ (fills.txt, report.txt, the VM's logs).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tools/bench/host_lib.sh"
 rounds=2
 iters="2000 50000"
 while [ $# -gt 0 ]; do
@@ -31,11 +32,8 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-# the default: this tree's module (built first: its path is checked below)
-[ $# -gt 0 ] || { (cd "$top" && make -s module) && set -- metaroce="$top/metaroce.ko" rxe=rxe; }
 # paths as the caller gave them, before the cd
-. "$top/tools/bench/host_lib.sh"
-bench_variants tlb_fills.sh "$@"
+bench_variants_or_tree tlb_fills.sh "$@"
 cd "$top"
 command -v perf >/dev/null || tools/deps.sh
 bench_prereqs module
