@@ -122,7 +122,7 @@ static u32 cq_cons(struct mroce_cq *cq)
  * as verbs wants for IB_CQ_SOLICITED).  The notification is queued on @b.
  */
 MROCE_HOT void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
-		   struct mroce_qp *qp, bool solicited, struct mroce_batch *b)
+			     struct mroce_qp *qp, bool solicited, struct mroce_batch *b)
 {
 	unsigned long flags;
 	u32 slot;

@@ -148,7 +148,7 @@ static void peer_take(struct mroce_peer *peer, spinlock_t *lock)
 
 /* @locks: MROCE_LOCK_RX, MROCE_LOCK_TX or both (conn.h, "Two locks"). */
 MROCE_HOT void mroce_peer_lock_some(struct mroce_peer *peer, struct mroce_batch *b,
-			  u8 locks)
+				    u8 locks)
 {
 	mroce_batch_init(b);
 	b->locks = locks;

@@ -274,7 +274,7 @@ MROCE_HOT void mroce_sq_run(struct mroce_qp *qp, struct mroce_batch *b)
 
 /* A message completed (send_done): in order, so it is the oldest. */
 MROCE_HOT void mroce_sq_done(struct mroce_qp *qp, u32 idx, u8 status,
-		   struct mroce_batch *b)
+			     struct mroce_batch *b)
 {
 	struct mroce_swqe *w;
 	struct mroce_cqe cqe;
@@ -347,7 +347,7 @@ MROCE_HOT int mroce_sq_copy(struct mroce_qp *qp, u32 idx, u32 off, void *dst, u3
 
 /* The same payload as page fragments of @skb (mroce_sgl_read). */
 MROCE_HOT int mroce_sq_attach(struct mroce_qp *qp, u32 idx, u32 off, u32 len,
-		    struct sk_buff *skb)
+			      struct sk_buff *skb)
 {
 	struct mroce_swqe *w = sq_shadow(qp, idx);
 
@@ -526,7 +526,7 @@ static int post_one(struct mroce_qp *qp, const struct ib_send_wr *wr,
  * entries are in the ring).  Kernel QPs: write the ring, then the same.
  */
 MROCE_HOT int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		    const struct ib_send_wr **bad_wr)
+			      const struct ib_send_wr **bad_wr)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
 	unsigned long flags;

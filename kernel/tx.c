@@ -70,7 +70,7 @@ static void payload_fault(struct mroce_peer *p, struct mroce_qp *qp)
  * order); a failure errors the QP.
  */
 static MROCE_HOT int payload_copy(struct mroce_peer *p, const struct mroce_tx *tx,
-			void *const *dst, const u32 *len, unsigned int n)
+				  void *const *dst, const u32 *len, unsigned int n)
 {
 	struct mroce_qp *qp = st_to_qp(tx->st);
 	struct mroce_mr *mr;
@@ -121,7 +121,7 @@ static void payload_detach(struct sk_buff *skb)
  * kernel memory, too many pieces); -EFAULT: the QP is failed.
  */
 static MROCE_HOT int payload_attach(struct mroce_peer *p, const struct mroce_tx *tx,
-			  struct sk_buff *skb)
+				    struct sk_buff *skb)
 {
 	struct mroce_qp *qp = st_to_qp(tx->st);
 	struct mroce_mr *mr;
@@ -154,7 +154,7 @@ static MROCE_HOT int payload_attach(struct mroce_peer *p, const struct mroce_tx 
 #define MROCE_TX_FRAGS	DIV_ROUND_UP(MROCE_MAX_PAYLOAD, PAGE_SIZE)
 
 static MROCE_HOT struct sk_buff *tx_build_skb(struct mroce_peer *p, const void *hdr,
-				    const struct mroce_tx *tx)
+					      const struct mroce_tx *tx)
 {
 	bool linear = tx->len <= MROCE_LINEAR_MAX;
 	void *dst[MROCE_TX_FRAGS];
@@ -302,9 +302,9 @@ MROCE_HOT bool mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
  * peer lock, and a route looked up as it changes is not cached.
  */
 static MROCE_HOT void xmit_one(struct mroce_dev *mdev, bool v4,
-		     const struct in6_addr *laddr,
-		     const struct in6_addr *raddr, struct mroce_route *route,
-		     struct sk_buff *skb)
+			       const struct in6_addr *laddr,
+			       const struct in6_addr *raddr, struct mroce_route *route,
+			       struct sk_buff *skb)
 {
 	struct mroce_skb_cb cb = *mroce_cb(skb);
 	__be16 dport = htons(mroce_udp_port);

@@ -31,7 +31,7 @@ static inline void out_clear(struct mroce_path *p, u32 psn)
 }
 
 MROCE_HOT void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
-		     const struct mroce_pktref *ref, u64 now)
+			       const struct mroce_pktref *ref, u64 now)
 {
 	struct mroce_txent *e = mroce_path_ent(p, p->snd_nxt);
 
@@ -333,7 +333,7 @@ static void sack_range(struct mroce_conn *c, struct mroce_path *p,
  * Called on ACKs and when reo_at expires.
  */
 MROCE_HOT void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
-			      u64 now)
+					u64 now)
 {
 	u64 reo = p->rtt.srtt ? p->rtt.srtt + p->rtt.srtt / 4 : 0;
 	u32 highest = p->snd_high - 1, psn;
@@ -392,7 +392,7 @@ static MROCE_HOT void rtt_sample(struct mroce_conn *c, struct mroce_path *p, u64
 }
 
 static MROCE_HOT void ack_path(struct mroce_conn *c, struct mroce_path *p,
-		     const struct mroce_ack_path *ap, u64 now)
+			       const struct mroce_ack_path *ap, u64 now)
 {
 	u32 cum = ap->cum_psn, una = p->snd_una, n, d, lo, hi, wrap, top;
 	struct ack_acc acc = { .batch.open = false };
@@ -525,7 +525,7 @@ static void ack_hint(struct mroce_conn *c, u32 hint, u64 now)
 }
 
 MROCE_HOT void mroce_ack_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
-		  const void *buf, u64 now)
+			    const void *buf, u64 now)
 {
 	struct mroce_ack_path ap;
 	struct mroce_ack_stream e;
@@ -575,8 +575,8 @@ static struct mroce_path *ack_path_out(struct mroce_conn *c, u32 hint)
  * An ACK only partly written stays due for the rest.
  */
 static MROCE_HOT u32 ack_blocks(struct mroce_conn *c, u64 now, u8 *buf, u32 off,
-		      u32 cap, struct mroce_ack_ext *ext, u32 *first,
-		      bool *ece)
+				u32 cap, struct mroce_ack_ext *ext, u32 *first,
+				bool *ece)
 {
 	u64 mask = c->ack_mask, done = 0;
 	struct mroce_ack_stream e;
@@ -628,7 +628,7 @@ static MROCE_HOT u32 ack_blocks(struct mroce_conn *c, u64 now, u8 *buf, u32 off,
 }
 
 MROCE_HOT u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
-		    struct mroce_tx *tx)
+			      struct mroce_tx *tx)
 {
 	struct mroce_path *p;
 	struct mroce_pkt pkt;

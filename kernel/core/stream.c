@@ -128,7 +128,7 @@ int mroce_stream_set_tx_start(struct mroce_stream *st, u32 msn)
 }
 
 MROCE_HOT int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
-		      u64 now)
+				u64 now)
 {
 	struct mroce_conn *c = st->conn;
 	struct mroce_txmsg *t;
@@ -265,7 +265,7 @@ static bool resp_next(struct mroce_stream *st, u32 mss,
 }
 
 MROCE_HOT bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
-		       struct mroce_pktref *ref)
+				 struct mroce_pktref *ref)
 {
 	u32 mss = MROCE_MIN(st->prm.mss, c->tx_mss);	/* QP's and connection's */
 	struct mroce_txmsg *t;
@@ -323,7 +323,7 @@ bool mroce_pktref_live(const struct mroce_pktref *ref)
 }
 
 MROCE_HOT void mroce_stream_fill(const struct mroce_pktref *ref, struct mroce_pkt *pkt,
-		       struct mroce_tx *tx)
+				 struct mroce_tx *tx)
 {
 	struct mroce_stream *st = ref->st;
 	struct mroce_data_ext *d = &pkt->data;
@@ -432,7 +432,7 @@ static MROCE_HOT void tx_deliver(struct mroce_conn *c, struct mroce_stream *st)
 }
 
 static MROCE_HOT void tx_complete(struct mroce_conn *c, struct mroce_stream *st,
-			struct mroce_txmsg *t, u8 status)
+				  struct mroce_txmsg *t, u8 status)
 {
 	if (t->state == MROCE_TXM_DONE || t->state == MROCE_TXM_FREE)
 		return;
@@ -448,7 +448,7 @@ static MROCE_HOT void tx_complete(struct mroce_conn *c, struct mroce_stream *st,
 }
 
 MROCE_HOT void mroce_stream_pkt_acked(struct mroce_conn *c,
-			    const struct mroce_pktref *ref, u64 now)
+				      const struct mroce_pktref *ref, u64 now)
 {
 	struct mroce_stream *st = ref->st;
 
@@ -555,7 +555,7 @@ static void tx_nacked(struct mroce_conn *c, struct mroce_stream *st,
 }
 
 MROCE_HOT void mroce_stream_on_entry(struct mroce_conn *c, struct mroce_stream *st,
-			   const struct mroce_ack_stream *e, u64 now)
+				     const struct mroce_ack_stream *e, u64 now)
 {
 	struct mroce_txmsg *t;
 	u32 msn;
@@ -730,7 +730,7 @@ static int resp_push(struct mroce_stream *st, const struct mroce_rxmsg *r,
  * the first message not yet whole, or when no response job is free.
  */
 MROCE_HOT void mroce_stream_rx_advance(struct mroce_conn *c, struct mroce_stream *st,
-			     u64 now)
+				       u64 now)
 {
 	struct mroce_rxmsg *r;
 	bool moved = false;
@@ -812,8 +812,8 @@ out:
 }
 
 MROCE_HOT void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
-		     const struct mroce_pkt *pkt, const struct mroce_rx_meta *m,
-		     u64 now)
+			       const struct mroce_pkt *pkt, const struct mroce_rx_meta *m,
+			       u64 now)
 {
 	const struct mroce_hdr *h = &pkt->hdr;
 	const struct mroce_data_ext *d = &pkt->data;

@@ -274,8 +274,8 @@ static u32 add_ack_body(struct mroce_conn *c, u16 flags, u32 len, bool retx,
 }
 
 static MROCE_HOT void emit_data(struct mroce_conn *c, struct mroce_path *p,
-		      const struct mroce_pktref *ref, bool retx, u64 now,
-		      void *buf, u32 cap, struct mroce_tx *tx)
+				const struct mroce_pktref *ref, bool retx, u64 now,
+				void *buf, u32 cap, struct mroce_tx *tx)
 {
 	struct mroce_pkt pkt;
 
@@ -422,7 +422,7 @@ static void settle_cross(struct mroce_conn *c, u64 now)
 }
 
 MROCE_HOT enum mroce_poll mroce_conn_poll(struct mroce_conn *c, u64 now, void *buf,
-				u32 cap, struct mroce_tx *tx, unsigned int what)
+					  u32 cap, struct mroce_tx *tx, unsigned int what)
 {
 	enum mroce_poll r;
 

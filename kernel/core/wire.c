@@ -129,7 +129,7 @@ static enum mroce_wire_err decode_ack_blocks(const u8 *p,
  * bytes; an ACK's must fill them exactly (@exact).
  */
 static MROCE_HOT enum mroce_wire_err decode_ack(const u8 *e, u32 room, bool exact,
-				      struct mroce_pkt *pkt)
+						struct mroce_pkt *pkt)
 {
 	u32 blocks;
 
@@ -286,7 +286,7 @@ static enum mroce_wire_err check_hdr(const struct mroce_hdr *h)
 }
 
 MROCE_HOT enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
-				      struct mroce_pkt *pkt)
+						struct mroce_pkt *pkt)
 {
 	const u8 *b = (const u8 *)buf;
 	struct mroce_hdr *h = &pkt->hdr;
@@ -347,7 +347,7 @@ MROCE_HOT enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
 }
 
 MROCE_HOT void mroce_wire_ack_path(const void *buf, const struct mroce_pkt *pkt,
-			 unsigned int i, struct mroce_ack_path *out)
+				   unsigned int i, struct mroce_ack_path *out)
 {
 	const u8 *p = (const u8 *)buf + pkt->ack_off + i * MROCE_ACK_PATH_LEN;
 	unsigned int k;
@@ -370,7 +370,7 @@ MROCE_HOT void mroce_wire_ack_path(const void *buf, const struct mroce_pkt *pkt,
 }
 
 MROCE_HOT void mroce_wire_ack_stream(const void *buf, const struct mroce_pkt *pkt,
-			   unsigned int i, struct mroce_ack_stream *out)
+				     unsigned int i, struct mroce_ack_stream *out)
 {
 	const u8 *p = (const u8 *)buf + pkt->ack_off +
 		      pkt->ack.npaths * MROCE_ACK_PATH_LEN +
