@@ -14,8 +14,8 @@
 /*
  * On the functions every packet of a connection runs through: their own
  * section, which the module loader lays out as one run of pages after the
- * rest of the code, so a packet's code spans a third of the module's pages
- * instead of all of them (design.md 8, "Instructions").  A section, not
+ * rest of the code: a ping-pong iteration ran code on 12 of the module's
+ * 21 pages with it, on 18 without (design.md 8, "Instructions").  A section, not
  * GCC's hot attribute: that also changes how they are compiled.
  */
 #define MROCE_HOT	__attribute__((__section__(".text.mroce_hot")))
