@@ -97,17 +97,23 @@ MODULE_PARM_DESC(timer_slack_ns, "slack of the connection timers, and how early 
 
 /*
  * A deadline a millisecond or more away (a loss timer, an epoch) of a
- * connection that has declared nothing lost for quiet_ms may fire this
- * much late.  With a tick of slack the peer's timer is not the CPU's next
- * event, so moving it does not reprogram the clock event device (peer.c),
- * and a lossless ping-pong's tail was no thicker than rxe's.  Off by
- * default: in four benchmarks with a tick of it, lossless ib_write_bw fell
- * below 250 MB/s in 6 of 12 rounds, and in interleaved A/B runs in 2 of 12
- * against 1 of 12 without (design.md 8).
+ * connection that has declared nothing lost for quiet_ms and has at most
+ * far_flight_bytes in flight may fire this much late.  With a tick of
+ * slack the peer's timer is not the CPU's next event, so moving it does
+ * not reprogram the clock event device (peer.c): a lossless ping-pong
+ * moved its tail-loss probe's timer once per millisecond and side, and
+ * each move cost the iteration it fell in 10-30 us in the TCG guest.  A
+ * bulk transfer keeps exact timers through far_flight_bytes; with a tick
+ * for every connection, lossless ib_write_bw fell in half of the
+ * benchmark rounds (design.md 8).
  */
-static unsigned int mroce_far_slack_us;
+static unsigned int mroce_far_slack_us = USEC_PER_SEC / HZ;
 module_param_named(far_slack_us, mroce_far_slack_us, uint, 0644);
-MODULE_PARM_DESC(far_slack_us, "slack of connection deadlines 1 ms or more away while the connection is not losing, microseconds (default 0: timer_slack_ns; a tick: 1000000 / HZ)");
+MODULE_PARM_DESC(far_slack_us, "slack of connection deadlines 1 ms or more away while the connection is not losing and has little in flight, microseconds (default a tick: 1000000 / HZ; 0: timer_slack_ns)");
+
+static unsigned int far_flight_bytes = 4096;
+module_param(far_flight_bytes, uint, 0644);
+MODULE_PARM_DESC(far_flight_bytes, "a connection with more bytes than this in flight keeps exact far deadlines (default 4096: one request or response)");
 
 static unsigned int quiet_ms = 1000;
 module_param(quiet_ms, uint, 0644);
@@ -206,6 +212,7 @@ void mroce_conn_cfg(struct mroce_dev *mdev, struct mroce_cfg *cfg)
 	cfg->timer_slack_ns = cfg->pace_slack_ns;
 	cfg->far_slack_ns = (u64)READ_ONCE(mroce_far_slack_us) * NSEC_PER_USEC;
 	cfg->quiet_ns = (u64)READ_ONCE(quiet_ms) * NSEC_PER_MSEC;
+	cfg->far_flight = READ_ONCE(far_flight_bytes);
 	/*
 	 * A hint at or above the link's own rate does not pace: the link
 	 * spaces the packets.  One sender's hint is the whole capacity, so

@@ -51,6 +51,7 @@ void mroce_cfg_default(struct mroce_cfg *cfg)
 	cfg->pace_burst = 4 * 4096;
 	cfg->far_ns = 1000000;
 	cfg->quiet_ns = 1000000000ull;
+	cfg->far_flight = 4096;
 }
 
 /* Whole lines: paths[] of a line-aligned connection start on lines. */

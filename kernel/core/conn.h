@@ -159,6 +159,7 @@ struct mroce_cfg {
 	 */
 	u64 ack_hold_ns;
 	u32 ack_bodies;		/* put owed ACKs on outgoing data (0: never) */
+	u32 far_flight;		/* see far_ns below; here it fills a hole */
 	u64 tlp_min_ns;
 	u64 epoch_ns;		/* path health epoch */
 	u64 rto_min_ns;
@@ -178,7 +179,8 @@ struct mroce_cfg {
 	/*
 	 * A deadline at least far_ns away may fire far_slack_ns late while
 	 * the connection has declared nothing lost for quiet_ns (or what it
-	 * declared was shown spurious since); 0: never.
+	 * declared was shown spurious since) and has at most far_flight
+	 * bytes in flight; far_slack_ns 0: never.
 	 * See mroce_conn_timer_slack().
 	 */
 	u64 far_ns;
@@ -519,11 +521,13 @@ u64 mroce_conn_next_timer(struct mroce_conn *c);
 /*
  * How late the timer armed for deadline @at may fire.  timer_slack_ns,
  * except for a far deadline (a loss timer, an epoch) of a connection that
- * has lost nothing lately: far_slack_ns.  A host gives its timers a tick
- * of that and moves them without reprogramming its timer hardware; a
- * tail-loss probe would come that much later, which only a connection
- * that has not been losing can afford.  The first loss after a quiet
- * spell pays it once.
+ * has lost nothing lately and has little in flight: far_slack_ns.  A host
+ * gives its timers a tick of that and moves them without reprogramming
+ * its timer hardware; a tail-loss probe would come that much later, which
+ * only a connection that has not been losing can afford.  The first loss
+ * after a quiet spell pays it once.  A connection with a window in flight
+ * keeps its timers exact: a late probe would stall a window, not one
+ * request, and its timer is moved by a stream of sends either way.
  */
 u64 mroce_conn_timer_slack(const struct mroce_conn *c, u64 now, u64 at);
 

@@ -153,7 +153,7 @@ MROCE_HOT u64 mroce_conn_next_timer(struct mroce_conn *c)
 MROCE_HOT u64 mroce_conn_timer_slack(const struct mroce_conn *c, u64 now, u64 at)
 {
 	if (c->cfg.far_slack_ns > c->cfg.timer_slack_ns &&
-	    at >= now + c->cfg.far_ns &&
+	    at >= now + c->cfg.far_ns && c->inflight <= c->cfg.far_flight &&
 	    (!c->lost_open || now - c->lost_ns >= c->cfg.quiet_ns))
 		return c->cfg.far_slack_ns;
 	return c->cfg.timer_slack_ns;

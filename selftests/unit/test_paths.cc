@@ -57,7 +57,8 @@ TEST_F(Paths, TailLossProbeRecoversLastPacketWithoutRto) {
 
 // A far deadline may fire late (far_slack_ns) only while the connection
 // has lost nothing for quiet_ns, or only what late ACKs showed spurious: a
-// late tail-loss probe is what a lossy ping-pong waits for after each loss.
+// late tail-loss probe is what a lossy ping-pong waits for after each loss;
+// and only with at most far_flight bytes in flight: a window would wait.
 TEST_F(Paths, FarDeadlinesGetSlackOnlyWhileNotLosing) {
   mroce_cfg &cfg = A().conn->cfg;
   cfg.timer_slack_ns = 1'000;
@@ -72,6 +73,17 @@ TEST_F(Paths, FarDeadlinesGetSlackOnlyWhileNotLosing) {
   ASSERT_EQ(sum_stats(A().conn).lost, 0u);
   EXPECT_EQ(slack(100'000), 4'000'000u);
   EXPECT_EQ(slack(99'999), 1'000u);  // a delayed ACK, a pacing wait
+  // a window in flight keeps exact timers; one request's worth does not
+  write(64 << 10);
+  ASSERT_TRUE(f.run([&] { return A().conn->inflight > cfg.far_flight; },
+                    1'000'000));
+  EXPECT_EQ(slack(100'000), 1'000u);
+  ASSERT_TRUE(all_done());
+  write(cfg.far_flight);
+  ASSERT_TRUE(f.run([&] { return A().conn->inflight > 0; }, 1'000'000));
+  EXPECT_EQ(A().conn->inflight, cfg.far_flight);
+  EXPECT_EQ(slack(100'000), 4'000'000u);
+  ASSERT_TRUE(all_done());
   // ACKs held up (a stall, not a loss): the probe fires, and the ACK that
   // answers it acknowledges the original too, so nothing was lost
   for (auto &x : f.routes[1]) x.delay_ns = 1'000'000;
