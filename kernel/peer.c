@@ -24,6 +24,8 @@
 #include <net/ipv6.h>
 
 #include "metaroce.h"
+#define CREATE_TRACE_POINTS
+#include "trace.h"
 
 /* How often idle and dead peers are looked for. */
 #define MROCE_GC_PERIOD		(5 * HZ)
@@ -96,6 +98,15 @@ static void peer_arm(struct mroce_peer *p, u64 now, u64 at)
 	    (at <= now || at - now > 2 * p->timer_span ||
 	     (s64)(p->timer_late - now) >= (s64)(at - now) / 2))
 		return;
+	if (trace_mroce_timer_arm_enabled()) {
+		u32 path;
+		enum mroce_timer_what w =
+			mroce_conn_timer_what(p->conn, at, &path);
+
+		trace_mroce_timer_arm(p->id, w, path, (s64)(at - now), slack,
+				      p->timer_at ?
+				      (s64)(p->timer_late - now) : 0);
+	}
 	p->timer_span = at > now ? at - now : 0;
 	p->timer_at = at;
 	p->timer_late = at + slack;

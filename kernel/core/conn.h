@@ -531,6 +531,29 @@ u64 mroce_conn_next_timer(struct mroce_conn *c);
  */
 u64 mroce_conn_timer_slack(const struct mroce_conn *c, u64 now, u64 at);
 
+/* Which of a connection's deadlines a timer armed for @at serves. */
+enum mroce_timer_what {
+	MROCE_TW_OTHER,		/* none of these: the caller's own */
+	MROCE_TW_HELLO,
+	MROCE_TW_ACK,
+	MROCE_TW_PACE,
+	MROCE_TW_REORDER,
+	MROCE_TW_EPOCH,
+	MROCE_TW_PROBE,
+	MROCE_TW_RTO,
+	MROCE_TW_TLP,
+	MROCE_TW_STREAM,
+	MROCE_TW_DEAD,
+};
+
+/*
+ * The deadline of @c equal to @at, in the order mroce_conn_on_timer()
+ * serves them; *@path is the path's index for per-path deadlines, else
+ * U32_MAX.  For tracing and tests: it scans every path and stream.
+ */
+enum mroce_timer_what mroce_conn_timer_what(const struct mroce_conn *c,
+					    u64 at, u32 *path);
+
 /* Run whatever timers expired at @now. */
 void mroce_conn_on_timer(struct mroce_conn *c, u64 now);
 

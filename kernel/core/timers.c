@@ -159,6 +159,51 @@ MROCE_HOT u64 mroce_conn_timer_slack(const struct mroce_conn *c, u64 now, u64 at
 	return c->cfg.timer_slack_ns;
 }
 
+enum mroce_timer_what mroce_conn_timer_what(const struct mroce_conn *c,
+					    u64 at, u32 *path)
+{
+	const struct mroce_list *pos;
+	u32 i;
+
+	*path = ~0u;
+	if (!at)
+		return MROCE_TW_OTHER;
+	if (c->state == MROCE_CONN_CONNECTING ||
+	    (!c->peer_nonce && c->hello_at == at))
+		return c->hello_at == at ? MROCE_TW_HELLO : MROCE_TW_OTHER;
+	if (c->ack_at == at)
+		return MROCE_TW_ACK;
+	if (c->paced && c->pace_next_ns - c->cfg.pace_slack_ns == at)
+		return MROCE_TW_PACE;
+	for (i = 0; i < c->npaths; i++) {
+		const struct mroce_path *p = &c->paths[i];
+		enum mroce_timer_what w = MROCE_TW_OTHER;
+
+		if (path_rto_at(p) == at)
+			w = MROCE_TW_RTO;
+		else if (p->reo_at == at)
+			w = MROCE_TW_REORDER;
+		else if (path_tlp_at(c, p) == at)
+			w = MROCE_TW_TLP;
+		else if (p->state == MROCE_PATH_PROBING && p->probe_at == at)
+			w = MROCE_TW_PROBE;
+		else if (p->epoch_sent && p->epoch_start + c->cfg.epoch_ns == at)
+			w = MROCE_TW_EPOCH;
+		if (w != MROCE_TW_OTHER) {
+			*path = i;
+			return w;
+		}
+	}
+	for (pos = c->waitq.next; pos != &c->waitq; pos = pos->next)
+		if (mroce_list_entry(pos, struct mroce_stream, waitq)->wake_at ==
+		    at)
+			return MROCE_TW_STREAM;
+	if (mroce_conn_outstanding(c) &&
+	    c->last_progress_ns + c->cfg.dead_ns == at)
+		return MROCE_TW_DEAD;
+	return MROCE_TW_OTHER;
+}
+
 static void on_rto(struct mroce_conn *c, struct mroce_path *p, u64 now)
 {
 	p->stats.rtos++;

@@ -75,8 +75,8 @@ TEST_F(Paths, FarDeadlinesGetSlackOnlyWhileNotLosing) {
   EXPECT_EQ(slack(99'999), 1'000u);  // a delayed ACK, a pacing wait
   // a window in flight keeps exact timers; one request's worth does not
   write(64 << 10);
-  ASSERT_TRUE(f.run([&] { return A().conn->inflight > cfg.far_flight; },
-                    1'000'000));
+  ASSERT_TRUE(
+      f.run([&] { return A().conn->inflight > cfg.far_flight; }, 1'000'000));
   EXPECT_EQ(slack(100'000), 1'000u);
   ASSERT_TRUE(all_done());
   write(cfg.far_flight);
@@ -114,6 +114,30 @@ TEST_F(Paths, FarDeadlinesGetSlackOnlyWhileNotLosing) {
   EXPECT_EQ(slack(100'000), 4'000'000u);
   cfg.far_slack_ns = 0;  // off
   EXPECT_EQ(slack(100'000), 1'000u);
+}
+
+// mroce_conn_timer_what() names the deadline a timer serves (the
+// metaroce:mroce_timer_arm tracepoint's "what").
+TEST_F(Paths, TimerWhatNamesTheDeadline) {
+  uint32_t path = 0;
+  write(64 << 10);  // RTT samples: until then the probe waits an RTO
+  ASSERT_TRUE(all_done());
+  ASSERT_TRUE(f.run([&] { return A().conn->inflight == 0; }, 10'000'000));
+  // acknowledged: what is left is the health epoch of the paths used
+  uint64_t at = mroce_conn_next_timer(A().conn);
+  EXPECT_EQ(mroce_conn_timer_what(A().conn, at, &path), MROCE_TW_EPOCH);
+  ASSERT_LT(path, A().conn->npaths);
+  EXPECT_EQ(at, A().conn->paths[path].epoch_start + A().conn->cfg.epoch_ns);
+  write(1024);
+  ASSERT_TRUE(f.run([&] { return A().conn->inflight > 0; }, 1'000'000));
+  at = mroce_conn_next_timer(A().conn);
+  EXPECT_EQ(mroce_conn_timer_what(A().conn, at, &path), MROCE_TW_TLP);
+  ASSERT_LT(path, A().conn->npaths);
+  EXPECT_GT(A().conn->paths[path].inflight_pkts, 0u);
+  EXPECT_EQ(mroce_conn_timer_what(A().conn, at + 1, &path), MROCE_TW_OTHER);
+  EXPECT_EQ(path, UINT32_MAX);
+  EXPECT_EQ(mroce_conn_timer_what(A().conn, 0, &path), MROCE_TW_OTHER);
+  ASSERT_TRUE(all_done());
 }
 
 TEST_F(Paths, DeadRouteIsReplacedAndTrafficFlows) {

@@ -43,6 +43,11 @@ def kind(name, rest):
         return "hrt:" + field(r"function=(\S+)")
     if name == "hrtimer_start":
         return "arm:" + field(r"function=(\S+)")
+    if name == "mroce_timer_arm":
+        # which deadline, and whether it had more slack than the default
+        # 20 us (a tick: the clock event device is left alone)
+        slack = int(field(r"slack=(\d+)") if "slack=" in rest else 0)
+        return "mr:%s%s" % (field(r"what=(\w+)"), "+tick" if slack > 1000000 else "")
     if name == "timer_expire_entry":
         return "tmr:" + field(r"function=(\S+)")
     if name == "sched_switch":
