@@ -99,8 +99,8 @@ MODULE_PARM_DESC(timer_slack_ns, "slack of the connection timers, and how early 
  * A deadline a millisecond or more away (a loss timer, an epoch) of a
  * connection that has declared nothing lost for quiet_ms and has at most
  * far_flight_bytes in flight may fire this much late.  With a tick of
- * slack the peer's timer is not the CPU's next event, so moving it does
- * not reprogram the clock event device (peer.c): a lossless ping-pong
+ * slack the peer's timer need not be the CPU's next event, so moving it
+ * need not reprogram the clock event device (peer.c): a lossless ping-pong
  * moved its tail-loss probe's timer once per millisecond and side, and
  * each move cost the iteration it fell in 10-30 us in the TCG guest.  A
  * bulk transfer keeps exact timers through far_flight_bytes; with a tick

@@ -522,7 +522,7 @@ u64 mroce_conn_next_timer(struct mroce_conn *c);
  * How late the timer armed for deadline @at may fire.  timer_slack_ns,
  * except for a far deadline (a loss timer, an epoch) of a connection that
  * has lost nothing lately and has little in flight: far_slack_ns.  A host
- * gives its timers a tick of that and moves them without reprogramming
+ * gives its timers a tick of that and can move them without reprogramming
  * its timer hardware; a tail-loss probe would come that much later, which
  * only a connection that has not been losing can afford.  The first loss
  * after a quiet spell pays it once.  A connection with a window in flight
