@@ -105,8 +105,10 @@ static void show_peer_streams(struct seq_file *s, struct mroce_peer *p)
 
 	mroce_peer_lock_all_bh(p);
 	seq_printf(s,
-		   "conn %u state %u timer_at %llu now %llu next_timer %llu dsn nxt %u una %u window %u rx_base %u retx %u..%u ack_at %llu paced %u pace_next %llu inflight %u cwnd %u sched %d waitq %d pollq %d ackq %d\n",
-		   c->id, c->state, p->timer_at, ktime_get_ns(),
+		   "conn %u state %u timer_at %llu wheel_in %ld now %llu next_timer %llu dsn nxt %u una %u window %u rx_base %u retx %u..%u ack_at %llu paced %u pace_next %llu inflight %u cwnd %u sched %d waitq %d pollq %d ackq %d\n",
+		   c->id, c->state, p->timer_at,
+		   timer_pending(&p->wheel) ?
+		   (long)(p->wheel.expires - jiffies) : -1L, ktime_get_ns(),
 		   mroce_conn_next_timer(c), c->tx_dsn_nxt, c->tx_dsn_una,
 		   c->tx_dsn_window, c->rx_dsn_base, c->retx_head, c->retx_tail,
 		   c->ack_at, c->paced, c->pace_next_ns, c->inflight,

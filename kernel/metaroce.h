@@ -448,15 +448,17 @@ struct mroce_peer {
 	struct list_head node;		/* mdev->peer_list */
 	struct rcu_head rcu;
 
-	struct hrtimer timer;
-	u64 timer_at;			/* soonest expiry, 0: not armed */
+	struct hrtimer timer;		/* near deadlines (peer.c, peer_arm()) */
+	u64 timer_at;			/* its soonest expiry, 0: not armed */
 	u64 timer_late;			/* latest expiry (timer_at + slack) */
 	u64 timer_span;			/* timer_at - now when armed */
+	struct timer_list wheel;	/* far ones, a tick of slack allowed */
+	u64 wheel_at;			/* the deadline it was last set for */
 	bool more_tx;			/* drain stopped at its budget */
 
 	DECLARE_HASHTABLE(qps, 5);	/* attached QPs by QPN */
 	unsigned int nqps;
-	/* these two, timer_*, more_tx, txq: under @tx_lock */
+	/* these two, timer*, wheel, more_tx, txq: under @tx_lock */
 	struct list_head flush_qps;	/* to move to ERR after the core call */
 	struct list_head sq_qps;	/* SQ to take more entries from */
 	u64 rnr_sent;			/* of streams detached from it */

@@ -98,18 +98,18 @@ MODULE_PARM_DESC(timer_slack_ns, "slack of the connection timers, and how early 
 /*
  * A deadline a millisecond or more away (a loss timer, an epoch) of a
  * connection that has declared nothing lost for quiet_ms and has at most
- * far_flight_bytes in flight may fire this much late.  With a tick of
- * slack the peer's timer need not be the CPU's next event, so moving it
- * need not reprogram the clock event device (peer.c): a lossless ping-pong
- * moved its tail-loss probe's timer once per millisecond and side, and
- * each move cost the iteration it fell in 10-30 us in the TCG guest.  A
- * bulk transfer keeps exact timers through far_flight_bytes; with a tick
- * for every connection, lossless ib_write_bw fell in half of the
- * benchmark rounds (design.md 8).
+ * far_flight_bytes in flight may fire this much late.  With a tick or
+ * more such a deadline goes on the timer wheel, which fires it less than
+ * two ticks late and never reprograms the clock event device (peer.c): a
+ * lossless ping-pong moved its tail-loss probe's hrtimer once per
+ * millisecond and side, and each move cost the iteration it fell in
+ * 10-30 us in the TCG guest.  A bulk transfer keeps exact timers through
+ * far_flight_bytes; with a tick for every connection, lossless
+ * ib_write_bw fell in half of the benchmark rounds (design.md 8).
  */
 static unsigned int mroce_far_slack_us = USEC_PER_SEC / HZ;
 module_param_named(far_slack_us, mroce_far_slack_us, uint, 0644);
-MODULE_PARM_DESC(far_slack_us, "slack of connection deadlines 1 ms or more away while the connection is not losing and has little in flight, microseconds (default a tick: 1000000 / HZ; 0: timer_slack_ns)");
+MODULE_PARM_DESC(far_slack_us, "slack of connection deadlines 1 ms or more away while the connection is not losing and has little in flight, microseconds (default a tick: 1000000 / HZ; a tick or more: the timer wheel, less than two ticks late; 0: timer_slack_ns)");
 
 static unsigned int far_flight_bytes = 4096;
 module_param(far_flight_bytes, uint, 0644);

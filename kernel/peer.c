@@ -55,26 +55,57 @@ struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
 }
 
 /*
- * A pending timer becomes its CPU's next event once its latest expiry is
- * closer than the next tick, at most a tick away; moving it after that
- * reprograms the clock event device however far the new expiry is
- * (hrtimer's force_local path: removing the next event).  A function
- * graph of a ping-pong saw that in 1,618 of 3,711 starts with a tick of
- * slack: the move rule below moved the timer once its old expiry was
- * within a millisecond.  So a timer that would be kept for a later
- * deadline of a tick's slack (itself beyond the next tick) is moved while
- * it is still more than a tick and a margin away: cheaply, if about three
- * times as often.  The margin covers the time to the next arm (a
- * ping-pong's round trip); a quarter of the new deadline's distance at
- * most, or a timer of a short deadline would move at every arm.
+ * Deadlines a tick of slack allows (core's choice: far ones, on a
+ * connection that is not losing) go on the timer wheel, like TCP's and
+ * rxe's retransmit timers.  Arming or moving a wheel timer touches only a
+ * CPU's timer base.  An hrtimer whose latest expiry comes before the CPU's
+ * next event reprograms the clock event device when it is started, and
+ * again when it is moved while it is that event; in the TCG guest that is
+ * a TSC-deadline write, an exit into QEMU that cost the ping-pong iteration
+ * it fell in 10-30 us.  Even with a tick of slack that happened in 151 of
+ * 9,233 starts of a ping-pong (design.md 8), and every start walked the
+ * hrtimer tree.  A traced ping-pong of 20,000 iterations started the
+ * hrtimer 4,671 times with it; with the wheel, 37 (and moved the wheel's
+ * timer 1,546 times).
+ *
+ * The wheel fires at a tick: the first one after the deadline rounded up
+ * to whole ticks, plus one for the tick under way, so it is never early
+ * and less than two ticks late.  A deadline beyond the wheel's first level
+ * (where it fires exactly at its jiffy, not rounded up to a coarser one)
+ * is served by an early expiry that finds nothing due and re-arms.
+ *
+ * As with the hrtimer, a pending timer that fires no later than that stays:
+ * a ping-pong's deadline swings with every packet between the tail-loss
+ * probe (while the write is out) and a later epoch (once it is
+ * acknowledged), and following it moved the timer twice per round trip.
+ * One due to fire early at the next tick is moved on instead, so a probe
+ * deadline that moves with every write costs one move per tick, not a
+ * needless expiry.
  */
-static bool peer_timer_turns_next(const struct mroce_peer *p, u64 now,
-				  u64 at, u64 slack)
-{
-	u64 margin = min_t(u64, TICK_NSEC / 8, (at - now) / 4);
+#define MROCE_WHEEL_MAX_TICKS	60
 
-	return slack >= TICK_NSEC && at > p->timer_at && at > now &&
-	       (s64)(p->timer_late - now) <= (s64)(TICK_NSEC + margin);
+static void peer_arm_wheel(struct mroce_peer *p, u64 now, u64 at, u64 slack)
+{
+	u64 ticks = 1 + DIV_ROUND_UP_ULL(at > now ? at - now : 0, TICK_NSEC);
+	unsigned long j = jiffies;
+	unsigned long expires = j + min_t(u64, ticks, MROCE_WHEEL_MAX_TICKS);
+
+	if (timer_pending(&p->wheel) &&
+	    !time_after(p->wheel.expires, expires) &&
+	    (p->wheel.expires == expires || time_after(p->wheel.expires, j + 1)))
+		return;
+	if (trace_mroce_timer_arm_enabled()) {
+		u32 path;
+		enum mroce_timer_what w =
+			mroce_conn_timer_what(p->conn, at, &path);
+
+		trace_mroce_timer_arm(p->id, w, path, (s64)(at - now), slack,
+				      timer_pending(&p->wheel) ?
+				      (s64)(p->wheel.expires - j) *
+				      (s64)TICK_NSEC : 0, true);
+	}
+	p->wheel_at = at;
+	mod_timer(&p->wheel, expires);
 }
 
 static void peer_arm(struct mroce_peer *p, u64 now, u64 at)
@@ -92,35 +123,41 @@ static void peer_arm(struct mroce_peer *p, u64 now, u64 at)
 	 * is out, none once it is acknowledged); following each would
 	 * reprogram the timer twice per round trip of a ping-pong, under the
 	 * lock the other side's doorbell waits for, and re-arming an overdue
-	 * soft timer raises a timer interrupt at once, every time.
+	 * soft timer raises a timer interrupt at once, every time.  So a
+	 * pending hrtimer is left alone when the deadline goes to the wheel,
+	 * and the wheel's when it goes to the hrtimer.
 	 */
 	if (!at)
 		return;
 	/*
-	 * A tick of slack on a far deadline of a connection that is not
-	 * losing (core's choice) puts its latest expiry beyond the CPU's next
-	 * tick: arming it leaves the clock event device alone (in the TCG
-	 * guest a TSC-deadline write, which cost the ping-pong iteration it
-	 * fell in 10-30 us), and so does moving it while it is not yet the
-	 * next event (peer_timer_turns_next()).
+	 * The deadline the wheel was armed for stays on it as it comes near:
+	 * its slack was granted while it was far.  Asked again, the core
+	 * would want it exact, and a health epoch's end (or a probe while
+	 * nothing else happens) started the hrtimer, reprogramming the clock
+	 * event device, once per epoch.
 	 */
+	if (at == p->wheel_at && timer_pending(&p->wheel))
+		return;
 	slack = mroce_conn_timer_slack(p->conn, now, at);
+	if (slack >= TICK_NSEC) {
+		peer_arm_wheel(p, now, at, slack);
+		return;
+	}
 	/*
 	 * Except one that would fire before half the time to a deadline of
 	 * the same horizon: that is the same timeout moving on, and it is
-	 * moved along.  In a ping-pong the tail-loss probe's deadline
-	 * (milliseconds) moves with every write and the ACK always comes
-	 * first; left alone, the timer fired once per probe timeout to find
-	 * nothing.  A soft timer fires at its latest expiry unless another
-	 * one runs its softirq first, so that is the time compared (with a
-	 * tick of slack peer_timer_turns_next() moves it sooner).  A deadline much further out (a health epoch
+	 * moved along.  In a ping-pong with more than far_flight_bytes out
+	 * the tail-loss probe's deadline (milliseconds) moves with every
+	 * write and the ACK always comes first; left alone, the timer fired
+	 * once per probe timeout to find nothing.  A soft timer fires at its
+	 * latest expiry unless another one runs its softirq first, so that
+	 * is the time compared.  A deadline much further out (a health epoch
 	 * once the ACK has come) leaves the timer alone, or the next write
 	 * would bring it back: two rearms per round trip.
 	 */
 	if (p->timer_at && p->timer_late <= at + slack &&
 	    (at <= now || at - now > 2 * p->timer_span ||
-	     (s64)(p->timer_late - now) >= (s64)(at - now) / 2) &&
-	    !peer_timer_turns_next(p, now, at, slack))
+	     (s64)(p->timer_late - now) >= (s64)(at - now) / 2))
 		return;
 	if (trace_mroce_timer_arm_enabled()) {
 		u32 path;
@@ -129,7 +166,7 @@ static void peer_arm(struct mroce_peer *p, u64 now, u64 at)
 
 		trace_mroce_timer_arm(p->id, w, path, (s64)(at - now), slack,
 				      p->timer_at ?
-				      (s64)(p->timer_late - now) : 0);
+				      (s64)(p->timer_late - now) : 0, false);
 	}
 	p->timer_span = at > now ? at - now : 0;
 	p->timer_at = at;
@@ -151,18 +188,31 @@ void mroce_peer_unlock_all_bh(struct mroce_peer *peer)
 	spin_unlock_bh(&peer->lock);
 }
 
-static enum hrtimer_restart peer_timer_fn(struct hrtimer *t)
+/* Either timer: serve what is due; unlocking arms for what is next. */
+static void peer_timer_run(struct mroce_peer *p, bool hr)
 {
-	struct mroce_peer *p = container_of(t, struct mroce_peer, timer);
 	struct mroce_batch b;
 
 	mroce_peer_lock(p, &b);
-	p->timer_at = 0;
+	if (hr)
+		p->timer_at = 0;
 	p->more_tx = false;
 	if (!p->dead)
 		mroce_conn_on_timer(p->conn, b.now);
 	mroce_peer_unlock(p, &b);
+}
+
+static enum hrtimer_restart peer_timer_fn(struct hrtimer *t)
+{
+	peer_timer_run(container_of(t, struct mroce_peer, timer), true);
 	return HRTIMER_NORESTART;
+}
+
+static void peer_wheel_fn(struct timer_list *t)
+{
+	struct mroce_peer *p = from_timer(p, t, wheel);
+
+	peer_timer_run(p, false);
 }
 
 /*
@@ -416,6 +466,7 @@ static struct mroce_peer *peer_alloc(struct mroce_dev *mdev,
 	skb_queue_head_init(&p->txq);
 	hrtimer_init(&p->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	p->timer.function = peer_timer_fn;
+	timer_setup(&p->wheel, peer_wheel_fn, 0);
 	/* ACKs fill the header buffer: keep them inside the netdev MTU. */
 	p->hdr_cap = clamp_t(u32, mtu > 48 ? mtu - 48 : 0, MROCE_TX_BUF_MIN,
 			     sizeof(p->hdr));
@@ -466,6 +517,7 @@ static void peer_free(struct mroce_peer *p)
 	p->dead = true;
 	mroce_peer_unlock_all_bh(p);
 	hrtimer_cancel(&p->timer);
+	del_timer_sync(&p->wheel);
 	mroce_retire_peer(mdev, p);
 	list_del(&p->node);
 	mdev->npeers--;

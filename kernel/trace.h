@@ -27,16 +27,16 @@ TRACE_DEFINE_ENUM(MROCE_TW_DEAD);
 
 /*
  * A connection's timer is started or moved (peer.c, peer_arm()): for which
- * deadline, how far away, with how much slack, and when the timer it
- * replaces would have fired at the latest (0: none pending).  A start
- * whose deadline plus slack comes before the CPU's next timer event
- * reprograms the clock event device, which a ping-pong pays for
- * (design.md 8).
+ * deadline, how far away, with how much slack, when the timer it replaces
+ * would have fired at the latest (0: none pending), and which timer: the
+ * hrtimer or the wheel's (@wheel).  An hrtimer start whose deadline plus
+ * slack comes before the CPU's next timer event reprograms the clock event
+ * device, which a ping-pong pays for (design.md 8).
  */
 TRACE_EVENT(mroce_timer_arm,
 	TP_PROTO(u32 conn, unsigned int what, u32 path, s64 in_ns,
-		 u64 slack_ns, s64 was_late_ns),
-	TP_ARGS(conn, what, path, in_ns, slack_ns, was_late_ns),
+		 u64 slack_ns, s64 was_late_ns, bool wheel),
+	TP_ARGS(conn, what, path, in_ns, slack_ns, was_late_ns, wheel),
 	TP_STRUCT__entry(
 		__field(u32, conn)
 		__field(unsigned int, what)
@@ -44,6 +44,7 @@ TRACE_EVENT(mroce_timer_arm,
 		__field(s64, in_ns)
 		__field(u64, slack_ns)
 		__field(s64, was_late_ns)
+		__field(bool, wheel)
 	),
 	TP_fast_assign(
 		__entry->conn = conn;
@@ -52,8 +53,9 @@ TRACE_EVENT(mroce_timer_arm,
 		__entry->in_ns = in_ns;
 		__entry->slack_ns = slack_ns;
 		__entry->was_late_ns = was_late_ns;
+		__entry->wheel = wheel;
 	),
-	TP_printk("conn=%u what=%s path=%d in=%lld slack=%llu was_late=%lld",
+	TP_printk("conn=%u what=%s path=%d in=%lld slack=%llu was_late=%lld wheel=%d",
 		  __entry->conn,
 		  __print_symbolic(__entry->what,
 				   { MROCE_TW_OTHER, "other" },
@@ -68,7 +70,7 @@ TRACE_EVENT(mroce_timer_arm,
 				   { MROCE_TW_STREAM, "stream" },
 				   { MROCE_TW_DEAD, "dead" }),
 		  (int)__entry->path, __entry->in_ns, __entry->slack_ns,
-		  __entry->was_late_ns)
+		  __entry->was_late_ns, __entry->wheel)
 );
 
 #endif /* _MROCE_TRACE_H */

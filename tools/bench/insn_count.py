@@ -73,14 +73,22 @@ for f in sorted(os.listdir(snaps)):
         return r, (sym(a, syms) if r.startswith(("mod", "kernel")) else "")
 
     funcs, by_region = collections.Counter(), collections.Counter()
+    fblocks, blocks = collections.Counter(), 0.0
     for a, v in code.items():
         k = name(a)
         funcs[k] += v / iters
         by_region[k[0]] += v / iters
+        if k[0] != "user":
+            fblocks[k] += execs.get(a, 0) / iters
+            blocks += execs.get(a, 0) / iters
     kern = sum(v for r, v in by_region.items() if r != "user")
     summary[variant]["instructions but user"].append(kern)
+    # TCG pays per block as well as per instruction: a block that ends in
+    # a return or an indirect jump looks its successor up
+    summary[variant]["blocks but user"].append(blocks)
     print("== %s: %.0f iterations in the window; instructions per iteration:" % (label, iters))
     print("   %-26s %9.0f" % ("all but user", kern))
+    print("   %-26s %9.0f" % ("blocks run, all but user", blocks))
     for r, v in by_region.most_common():
         if v >= 50:
             print("   %-26s %9.0f" % (r, v))
@@ -88,6 +96,9 @@ for f in sorted(os.listdir(snaps)):
     for (r, fn), v in funcs.most_common(32):
         if r != "user":
             print("     %8.0f  %s [%s]" % (v, fn, r))
+    print("   functions by blocks run per iteration:")
+    for (r, fn), v in fblocks.most_common(int(os.environ.get("IC_BLOCKS", "24"))):
+        print("     %8.1f  %s [%s]" % (v, fn, r))
     if not data:
         continue
     hot = sorted((a for a, v in data.items() if v / iters >= HOT and a >= 0x800000000000),

@@ -44,10 +44,13 @@ def kind(name, rest):
     if name == "hrtimer_start":
         return "arm:" + field(r"function=(\S+)")
     if name == "mroce_timer_arm":
-        # which deadline, and whether it had more slack than the default
-        # 20 us (a tick: the clock event device is left alone)
+        # which deadline, and which timer: the wheel's (a tick of slack
+        # or more) or the hrtimer, with more slack than the default 20 us
+        # or not
+        if "wheel=1" in rest:
+            return "mr:%s+wheel" % field(r"what=(\w+)")
         slack = int(field(r"slack=(\d+)") if "slack=" in rest else 0)
-        return "mr:%s%s" % (field(r"what=(\w+)"), "+tick" if slack > 1000000 else "")
+        return "mr:%s%s" % (field(r"what=(\w+)"), "+slack" if slack > 1000000 else "")
     if name == "timer_expire_entry":
         return "tmr:" + field(r"function=(\S+)")
     if name == "sched_switch":
