@@ -54,6 +54,18 @@ struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
 	return NULL;
 }
 
+/* Only while the event is enabled: naming the deadline walks the paths. */
+static void peer_trace_arm(struct mroce_peer *p, u64 now, u64 at, u64 slack,
+			   s64 was_late, bool wheel)
+{
+	enum mroce_timer_what w;
+	u32 path;
+
+	w = mroce_conn_timer_what(p->conn, at, &path);
+	trace_mroce_timer_arm(p->id, w, path, (s64)(at - now), slack, was_late,
+			      wheel);
+}
+
 /*
  * Deadlines a tick of slack allows (core's choice: far ones, on a
  * connection that is not losing) go on the timer wheel, like TCP's and
@@ -94,16 +106,10 @@ static void peer_arm_wheel(struct mroce_peer *p, u64 now, u64 at, u64 slack)
 	    !time_after(p->wheel.expires, expires) &&
 	    (p->wheel.expires == expires || time_after(p->wheel.expires, j + 1)))
 		return;
-	if (trace_mroce_timer_arm_enabled()) {
-		u32 path;
-		enum mroce_timer_what w =
-			mroce_conn_timer_what(p->conn, at, &path);
-
-		trace_mroce_timer_arm(p->id, w, path, (s64)(at - now), slack,
-				      timer_pending(&p->wheel) ?
-				      (s64)(p->wheel.expires - j) *
-				      (s64)TICK_NSEC : 0, true);
-	}
+	if (trace_mroce_timer_arm_enabled())
+		peer_trace_arm(p, now, at, slack, timer_pending(&p->wheel) ?
+			       (s64)(p->wheel.expires - j) * (s64)TICK_NSEC :
+			       0, true);
 	p->wheel_at = at;
 	mod_timer(&p->wheel, expires);
 }
@@ -159,15 +165,9 @@ static void peer_arm(struct mroce_peer *p, u64 now, u64 at)
 	    (at <= now || at - now > 2 * p->timer_span ||
 	     (s64)(p->timer_late - now) >= (s64)(at - now) / 2))
 		return;
-	if (trace_mroce_timer_arm_enabled()) {
-		u32 path;
-		enum mroce_timer_what w =
-			mroce_conn_timer_what(p->conn, at, &path);
-
-		trace_mroce_timer_arm(p->id, w, path, (s64)(at - now), slack,
-				      p->timer_at ?
-				      (s64)(p->timer_late - now) : 0, false);
-	}
+	if (trace_mroce_timer_arm_enabled())
+		peer_trace_arm(p, now, at, slack, p->timer_at ?
+			       (s64)(p->timer_late - now) : 0, false);
 	p->timer_span = at > now ? at - now : 0;
 	p->timer_at = at;
 	p->timer_late = at + slack;
