@@ -191,7 +191,7 @@ void mroce_peer_unlock_all_bh(struct mroce_peer *peer)
 /* Either timer: serve what is due; unlocking arms for what is next. */
 static void peer_timer_run(struct mroce_peer *p, bool hr)
 {
-	struct mroce_batch b;
+	struct mroce_batch b __mroce_noinit;
 
 	mroce_peer_lock(p, &b);
 	if (hr)
@@ -352,6 +352,18 @@ static bool peer_unlock_tx(struct mroce_peer *peer, struct mroce_batch *b)
 	peer->more_tx = mroce_peer_drain(peer, b);
 	/* a payload that could not be copied fails its QP */
 	follow |= peer_settle(peer, b);
+	/*
+	 * A doorbell's packets are received (over veth, or loopback) when
+	 * bottom halves come back on after the unlock, and the application
+	 * on the other side waits for them: the timer is set after that, by
+	 * the section of their ACK if it came in that softirq run, else by
+	 * one of the doorbell's own (mroce_peer_unlock).
+	 */
+	if (b->defer_timer && !peer->more_tx) {
+		peer->timer_stale = true;
+		return follow || (!all && mroce_conn_cross_pending(peer->conn));
+	}
+	peer->timer_stale = false;
 	at = mroce_conn_next_timer(peer->conn);
 	/*
 	 * A deadline that passed is served here, by whoever holds the lock,
@@ -403,10 +415,17 @@ MROCE_HOT void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
 	mroce_cq_notify_batch(b);
 	/* what one lock could not finish: a section with both, once */
 	if (follow) {
-		struct mroce_batch b2;
+		struct mroce_batch b2 __mroce_noinit;
 
 		mroce_count(peer->mdev, MROCE_CNT_LOCK_FOLLOWUPS);
 		mroce_peer_lock(peer, &b2);
+		mroce_peer_unlock(peer, &b2);
+	} else if (b->defer_timer && READ_ONCE(peer->timer_stale)) {
+		/* the timer a doorbell left, unless an ACK set it since */
+		struct mroce_batch b2 __mroce_noinit;
+
+		mroce_count(peer->mdev, MROCE_CNT_DB_TIMER_AFTER);
+		mroce_peer_lock_some(peer, &b2, MROCE_LOCK_TX);
 		mroce_peer_unlock(peer, &b2);
 	}
 	rcu_read_unlock();

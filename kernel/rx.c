@@ -110,7 +110,7 @@ MROCE_HOT void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 	struct in6_addr saddr, daddr;
 	struct mroce_rx_meta meta;
 	struct mroce_peer *peer;
-	struct mroce_batch b;
+	struct mroce_batch b __mroce_noinit;
 	struct mroce_pkt pkt;
 	bool v4, ce;
 

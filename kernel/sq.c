@@ -402,7 +402,7 @@ static u8 kick_locks(struct mroce_qp *qp, struct mroce_peer *peer)
 static MROCE_HOT void qp_kick(struct mroce_qp *qp)
 {
 	struct mroce_peer *peer;
-	struct mroce_batch b;
+	struct mroce_batch b __mroce_noinit;
 	unsigned long flags;
 
 	rcu_read_lock();
@@ -411,6 +411,7 @@ static MROCE_HOT void qp_kick(struct mroce_qp *qp)
 		mroce_peer_lock_some(peer, &b, kick_locks(qp, peer));
 		if (b.locks == MROCE_LOCK_TX)
 			mroce_count(qp->mdev, MROCE_CNT_DB_ONE_LOCK);
+		b.defer_timer = true;
 		if (qp->peer == peer)
 			mroce_sq_run(qp, &b);
 		mroce_peer_unlock(peer, &b);

@@ -79,6 +79,7 @@ static const char *const mroce_glue_stat[MROCE_NUM_GLUE_CNT] = {
 	[MROCE_CNT_LOCK_UPGRADES] = "lock_upgrades",
 	[MROCE_CNT_LOCK_FOLLOWUPS] = "lock_followups",
 	[MROCE_CNT_DB_ONE_LOCK] = "db_one_lock",
+	[MROCE_CNT_DB_TIMER_AFTER] = "db_timer_after",
 	[MROCE_CNT_CONN_FAILED] = "conn_failed",
 	[MROCE_CNT_QP_REHOMED] = "qps_rehomed",
 };
