@@ -404,13 +404,14 @@ struct mroce_batch {
 };
 
 /*
- * A batch on the stack of a hot path (a packet's receipt, a doorbell, the
- * timer) is not zeroed at declaration: mroce_batch_init() and the lock set
+ * Locals of the per-packet paths that are set before they are read: not
+ * zeroed at declaration.  A batch: mroce_batch_init() and the lock set
  * every field that is read, and the ACK stash is read only up to ack_len,
  * after it was written.  Kernels built with CONFIG_INIT_STACK_ALL_ZERO
- * would otherwise clear its 400-odd bytes twice per packet (receipt and
- * ACK) and once per doorbell; in the emulated test VM each 8 bytes of that
- * run as a translated block of their own, 300 per ping-pong round trip.
+ * would otherwise clear a batch's 400-odd bytes for every packet received
+ * and every doorbell; in the emulated test VM each 8 bytes of that run as
+ * a translated block of their own, about 300 per ping-pong round trip.
+ * Everything the wire or userspace can see stays zeroed.
  */
 #if __has_attribute(__uninitialized__)
 #define __mroce_noinit __attribute__((__uninitialized__))

@@ -157,8 +157,9 @@ static MROCE_HOT struct sk_buff *tx_build_skb(struct mroce_peer *p, const void *
 					      const struct mroce_tx *tx)
 {
 	bool linear = tx->len <= MROCE_LINEAR_MAX;
-	void *dst[MROCE_TX_FRAGS];
-	u32 len[MROCE_TX_FRAGS];
+	/* the first n entries are set before payload_copy() reads them */
+	void *dst[MROCE_TX_FRAGS] __mroce_noinit;
+	u32 len[MROCE_TX_FRAGS] __mroce_noinit;
 	unsigned int n = 0;
 	struct sk_buff *skb;
 	struct page *pg;
@@ -244,7 +245,8 @@ MROCE_HOT bool mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 			    tx_lock ? MROCE_POLL_SEND : MROCE_POLL_ACKS;
 	u8 *hdr = tx_lock ? p->hdr : this_cpu_ptr(mroce_ack_hdr);
 	struct sk_buff *skb;
-	struct mroce_tx tx;
+	/* read only after the core returned a packet: it clears it first */
+	struct mroce_tx tx __mroce_noinit;
 	bool ack;
 
 	for (n = 0; n < budget; n++) {
