@@ -276,8 +276,11 @@ dp_perftest_once() {
 		_val=$DP_LAT
 		;;
 	esac
+	# a failed calibration can also print "inf" for every figure, which
+	# awk would take for a string greater than 0: only digits count
 	if [ "$_crc" != 0 ] || [ "$_src" != 0 ] || [ -z "$_val" ] ||
-		! awk -v v="$_val" 'BEGIN { exit !(v > 0) }'; then
+		! awk -v v="$_val" 'BEGIN {
+			exit !(v ~ /^[0-9]*\.?[0-9]+$/ && v + 0 > 0) }'; then
 		if [ "$_crc" = 0 ] && [ "$_src" = 0 ] &&
 			[ "${_calib_retry:-}" != "$_name" ] &&
 			grep -q 'Correlation coefficient' "$_clog" "$_slog"; then
