@@ -52,3 +52,36 @@ def region(a, mods):
 def sym(a, syms):
     i = bisect.bisect_right(syms, (a, "\xff")) - 1
     return syms[i][1] if i >= 0 else "?"
+
+
+# A ping-pong's critical stretch (insn_plugin.cc, seg=on): from the
+# doorbell's system call to the placement of its payload on the other
+# side, by the driver's placement function and the how-manyth call of it
+# after the doorbell.  rxe's requester copies the payload out of the
+# sender's MR with the same function first (no inline data in the
+# latency tests), so its placement is the second call.
+SEG_START = "ib_uverbs_post_send[ib_uverbs]"
+SEG_ENDS = {"metaroce": ("mroce_mr_copy_skb[metaroce]", 1),
+            "rxe": ("rxe_mr_copy[rdma_rxe]", 2)}
+
+
+def seg_bounds(d, name, rnd, drv):
+    """"START END NTH NAME" (hex addresses, then the stretch's name) for
+    one variant's round, or "".
+    Both modules stay loaded: the variant says which driver ran."""
+    syms = dict((n, a) for a, n in load_syms(
+        os.path.join(d, "vm", "modsyms_%s_%d.txt" % (name, rnd))) +
+        load_syms(os.path.join(d, "vm", "kallsyms.txt")))
+    start, (end, nth) = SEG_START, SEG_ENDS[drv]
+    # IC_SEG_metaroce, IC_SEG_rxe="START END NTH" (symbols as kallsyms
+    # names them): another stretch, for that driver's variants
+    if os.environ.get("IC_SEG_" + drv):
+        start, end, nth = os.environ["IC_SEG_" + drv].split()
+    if start not in syms or end not in syms:
+        return ""
+    return "%x %x %d %s->%s#%s" % (syms[start], syms[end], int(nth), start, end, nth)
+
+
+if __name__ == "__main__":
+    import sys
+    print(seg_bounds(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]))

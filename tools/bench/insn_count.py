@@ -87,6 +87,20 @@ for f in sorted(os.listdir(snaps)):
     # a return or an indirect jump looks its successor up
     summary[variant]["blocks but user"].append(blocks)
     print("== %s: %.0f iterations in the window; instructions per iteration:" % (label, iters))
+    segs = os.path.join(snaps, "seg_%s_%d" % (variant, rnd))
+    if os.path.exists(segs):
+        # insn_count.sh --seg: a doorbell's stretch to its placement
+        ins = sorted(int(x.split()[1]) for x in open(segs) if x.startswith("S "))
+        blk = sorted(int(x.split()[2]) for x in open(segs) if x.startswith("S "))
+        sn = os.path.join(snaps, "segname_%s_%d" % (variant, rnd))
+        what = open(sn).read().strip() if os.path.exists(sn) else "?"
+        if ins:
+            med = lambda v: v[len(v) // 2]
+            summary[variant]["stretch, instructions"].append(med(ins))
+            summary[variant]["stretch, blocks"].append(med(blk))
+            print("   stretch %s (%d of them): median %d instructions, %d blocks;"
+                  " p10-p90 %d-%d instructions" % (what, len(ins), med(ins), med(blk),
+                                                   ins[len(ins) // 10], ins[len(ins) * 9 // 10]))
     print("   %-26s %9.0f" % ("all but user", kern))
     print("   %-26s %9.0f" % ("blocks run, all but user", blocks))
     for r, v in by_region.most_common():
@@ -145,7 +159,9 @@ for f in sorted(os.listdir(snaps)):
 if summary:
     print("== per iteration, mean of rounds:")
     keys = sorted({q for v in summary.values() for q in v})
-    print("   %-12s" % "" + "".join("%24s" % q for q in keys))
+    w = [max(24, len(q) + 2) for q in keys]
+    print("   %-12s" % "" + "".join("%*s" % (n, q) for n, q in zip(w, keys)))
     for variant, s in summary.items():
         print("   %-12s" % variant + "".join(
-            "%24.0f" % (sum(s[q]) / len(s[q])) if s.get(q) else "%24s" % "-" for q in keys))
+            "%*.0f" % (n, sum(s[q]) / len(s[q])) if s.get(q) else "%*s" % (n, "-")
+            for n, q in zip(w, keys)))

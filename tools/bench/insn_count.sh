@@ -19,8 +19,14 @@
 # and by the function that last touched each page.  The guest then runs
 # several times slower.
 #
-#   tools/bench/insn_count.sh [--pages|--page-window N] [--rounds N] [--iters N] [--window "WAIT SPAN"]
+#   tools/bench/insn_count.sh [--pages|--page-window N] [--seg] [--rounds N] [--iters N] [--window "WAIT SPAN"]
 #                             NAME=KO[,param=v..]|NAME=rxe ..
+#
+# With --seg the plugin also measures each doorbell's critical stretch:
+# the instructions and blocks from the system call to the placement of
+# its payload on the other side, on the doorbell's CPU (guest_syms.py,
+# seg_bounds).  The report gives their median per variant.  A callback
+# per block: the guest runs a few times slower.
 #
 # Output in results/insn_count/<stamp>/ (report.txt, snapshots, VM logs).
 set -eu
@@ -30,14 +36,16 @@ rounds=2
 iters=300000
 window="5 3"
 mem=
+seg=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pages) mem=,mem=on; shift ;;
+	--seg) seg=,seg=on; shift ;;
 	--page-window) mem=,mem=on,window=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--iters) iters=$2; shift 2 ;;
 	--window) window=$2; shift 2 ;;
-	-h | --help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '3,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "insn_count.sh: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -64,15 +72,36 @@ snap() {
 		timeout 60 sh -c "while [ ! -e '$snaps/$1' ]; do sleep 0.05; done" ||
 		echo "insn_count.sh: no snapshot $1 (is the plugin loaded?)" >&2
 }
+# ctl LINE: one command to the plugin
+ctl() {
+	timeout 60 sh -c "echo '$1' >'$fifo'"
+}
+# driver NAME: metaroce or rxe, the variant's
+driver() {
+	for v in $variants; do
+		[ "${v%%=*}" = "$1" ] || continue
+		[ "${v#*=}" = rxe ] && echo rxe || echo metaroce
+		return
+	done
+}
 # window LABEL: both snapshots inside the run, or the label is marked short
 window() {
 	sleep "$wait_s"
+	if [ -n "$seg" ]; then
+		b=$("${PYTHON:-/usr/bin/python3}" tools/bench/guest_syms.py "$out" \
+			"${1%_*}" "${1##*_}" "$(driver "${1%_*}")")
+		# shellcheck disable=SC2086 # words
+		[ -n "$b" ] && set -- "$1" $b && ctl "seg $2 $3 $4" &&
+			echo "$5" >"$snaps/segname_$1"
+	fi
 	snap "a_$1"
+	[ -z "$seg" ] || ctl "segdump $snaps/drop_$1"
 	sleep "$span_s"
 	snap "b_$1"
+	[ -z "$seg" ] || ctl "segdump $snaps/seg_$1"
 	[ ! -e "$snaps/ended_$1" ] || touch "$snaps/short_$1"
 }
-"$vm" --timeout 90m --accel tcg --qemu-plugin "$plugin,ctl=$fifo$mem" --out "$out/vm" -- sh -c \
+"$vm" --timeout 90m --accel tcg --qemu-plugin "$plugin,ctl=$fifo$mem$seg" --out "$out/vm" -- sh -c \
 	"TF_VARIANTS='$variants' TF_ROUNDS=$rounds TF_ITERS='$iters' tools/bench/vm_tlb_fills.sh" 2>&1 |
 	{ while IFS= read -r line; do
 		echo "$line"

@@ -24,6 +24,17 @@
 // a ring walked through (one page busy at a time) does not inflate as a count
 // of accesses per iteration would.  "W windows accesses" leads the snapshot.
 //
+// With seg=on it also measures segments of one vCPU's execution: from a
+// block starting at address START to the NTH block starting at END that
+// follows on the same vCPU, the instructions and blocks run in between
+// ("seg START END NTH" on the FIFO, hex addresses; "segdump FILE" writes
+// "S instructions blocks" per segment completed since; a snapshot's
+// fourth column counts each block's runs inside segments).  A ping-pong's
+// round trip waits for the stretch from a doorbell to the placement of its
+// payload on the other side, which over veth runs on the doorbell's CPU;
+// what runs after the placement overlaps the other side's answer, so the
+// totals above cannot tell the two apart.  A callback per block: slower.
+//
 // The declarations below are QEMU 7.2's plugin ABI (API version 1), the
 // few calls used; Debian ships no qemu-plugin.h.
 #include <algorithm>
@@ -38,6 +49,8 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 extern "C" {
 using qemu_plugin_id_t = uint64_t;
@@ -46,6 +59,7 @@ struct qemu_info_t;
 enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 };
 using tb_trans_cb = void (*)(qemu_plugin_id_t, struct qemu_plugin_tb *);
 using udata_cb = void (*)(qemu_plugin_id_t, void *);
+using vcpu_udata_cb = void (*)(unsigned int vcpu_index, void *userdata);
 struct qemu_plugin_insn;
 using qemu_plugin_meminfo_t = uint32_t;
 enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
@@ -60,6 +74,10 @@ void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, mem_cb cb,
                                       enum qemu_plugin_mem_rw rw,
                                       void *userdata);
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, tb_trans_cb cb);
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb,
+                                          vcpu_udata_cb cb,
+                                          enum qemu_plugin_cb_flags flags,
+                                          void *userdata);
 void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb,
                                               enum qemu_plugin_op op, void *ptr,
                                               uint64_t imm);
@@ -80,6 +98,8 @@ struct Slot {
   uint64_t vaddr;
   uint64_t insns; // added to by translated code, read by snapshots
   uint64_t execs; // runs of blocks starting here
+  uint64_t n;     // instructions in the block (the last translation's)
+  uint64_t seg;   // runs inside a segment (seg=on), not atomic either
 };
 
 std::mutex mu;                              // guards the two below
@@ -88,6 +108,16 @@ std::unordered_map<uint64_t, Slot *> index; // block start -> slot
 std::string ctl_path;
 std::atomic<bool> stopping{false};
 bool mem_on;
+bool seg_on;
+
+// Segments, per vCPU (see the top).  The bounds change only between runs.
+std::atomic<uint64_t> seg_start{0}, seg_end{0}, seg_nth{1};
+struct SegState {
+  std::mutex mu; // against segdump
+  bool active;
+  uint64_t ends, insns, blocks;
+  std::vector<std::pair<uint64_t, uint64_t>> done;
+};
 
 // Data pages, per vCPU: a vCPU's thread only contends with snapshots.
 constexpr unsigned kMaxVcpus = 64;
@@ -104,6 +134,43 @@ struct PageCounts {
 };
 uint64_t window_len = 10000;
 PageCounts page_counts[kMaxVcpus];
+SegState seg_state[kMaxVcpus];
+
+void on_exec(unsigned int vcpu, void *udata) {
+  Slot *s = static_cast<Slot *>(udata);
+  SegState &st = seg_state[vcpu % kMaxVcpus];
+  uint64_t start = seg_start.load(std::memory_order_relaxed);
+  if (!start)
+    return;
+  if (s->vaddr == start) {
+    // a new doorbell before the last one's end: that one never got there
+    st.active = true;
+    st.ends = st.insns = st.blocks = 0;
+  }
+  if (!st.active)
+    return;
+  st.insns += s->n;
+  st.blocks++;
+  s->seg++;
+  if (s->vaddr == seg_end.load(std::memory_order_relaxed) &&
+      ++st.ends == seg_nth.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> g(st.mu);
+    st.done.emplace_back(st.insns, st.blocks);
+    st.active = false;
+  }
+}
+
+void seg_dump(const std::string &file) {
+  std::ofstream out(file + ".tmp");
+  for (SegState &st : seg_state) {
+    std::lock_guard<std::mutex> g(st.mu);
+    for (const auto &[i, b] : st.done)
+      out << "S " << i << ' ' << b << '\n';
+    st.done.clear();
+  }
+  out.close();
+  std::rename((file + ".tmp").c_str(), file.c_str());
+}
 
 void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t, uint64_t vaddr,
             void *insn_pc) {
@@ -126,13 +193,17 @@ void on_translate(qemu_plugin_id_t, struct qemu_plugin_tb *tb) {
     std::lock_guard<std::mutex> g(mu);
     auto [it, fresh] = index.try_emplace(va, nullptr);
     if (fresh) {
-      slots.push_back(Slot{va, 0, 0});
+      slots.push_back(Slot{va, 0, 0, 0, 0});
       it->second = &slots.back();
     }
     s = it->second;
   }
   // a block retranslated (another size or mode) adds to the same slot
   size_t n = qemu_plugin_tb_n_insns(tb);
+  s->n = n;
+  if (seg_on)
+    qemu_plugin_register_vcpu_tb_exec_cb(tb, on_exec, QEMU_PLUGIN_CB_NO_REGS,
+                                         s);
   qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
                                            &s->insns, n);
   qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
@@ -153,8 +224,10 @@ void snapshot(const std::string &file) {
     for (const Slot &s : slots) {
       uint64_t n = __atomic_load_n(&s.insns, __ATOMIC_RELAXED);
       uint64_t e = __atomic_load_n(&s.execs, __ATOMIC_RELAXED);
+      uint64_t g = __atomic_load_n(&s.seg, __ATOMIC_RELAXED);
       if (n)
-        out << std::hex << s.vaddr << ' ' << std::dec << n << ' ' << e << '\n';
+        out << std::hex << s.vaddr << ' ' << std::dec << n << ' ' << e << ' '
+            << g << '\n';
     }
   }
   std::unordered_map<uint64_t, PageUse> pages;
@@ -185,10 +258,21 @@ void control() {
     std::ifstream in(ctl_path);
     std::string line;
     while (std::getline(in, line)) {
-      if (line.rfind("snap ", 0) == 0)
+      if (line.rfind("snap ", 0) == 0) {
         snapshot(line.substr(5));
-      else if (line == "quit")
+      } else if (line.rfind("seg ", 0) == 0) {
+        unsigned long long a = 0, b = 0, k = 1;
+        if (std::sscanf(line.c_str() + 4, "%llx %llx %llu", &a, &b, &k) >= 2) {
+          seg_start.store(0); // quiet while the bounds change
+          seg_end.store(b);
+          seg_nth.store(std::max(1ull, k));
+          seg_start.store(a);
+        }
+      } else if (line.rfind("segdump ", 0) == 0) {
+        seg_dump(line.substr(8));
+      } else if (line == "quit") {
         return;
+      }
     }
   }
 }
@@ -204,6 +288,8 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *, int argc,
       ctl_path = argv[i] + 4;
     else if (std::strcmp(argv[i], "mem=on") == 0)
       mem_on = true;
+    else if (std::strcmp(argv[i], "seg=on") == 0)
+      seg_on = true;
     else if (std::strncmp(argv[i], "window=", 7) == 0)
       window_len = std::max(1ul, std::strtoul(argv[i] + 7, nullptr, 10));
   if (ctl_path.empty()) {
