@@ -111,7 +111,8 @@ MROCE_HOT void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 	struct mroce_rx_meta meta;
 	struct mroce_peer *peer;
 	struct mroce_batch b __mroce_noinit;
-	struct mroce_pkt pkt;
+	/* mroce_wire_decode() sets all of it, or the packet is dropped */
+	struct mroce_pkt pkt __mroce_noinit;
 	bool v4, ce;
 
 	if (READ_ONCE(mdev->dying))
