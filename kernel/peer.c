@@ -340,29 +340,15 @@ static void peer_unlock_rx(struct mroce_peer *peer, struct mroce_batch *b)
 	mroce_peer_need_tx(peer);
 }
 
-/* Returns true when a section with both locks must follow this one. */
-static bool peer_unlock_tx(struct mroce_peer *peer, struct mroce_batch *b)
+/*
+ * Serve a deadline that passed, then arm for the next one.  Returns true
+ * when a passed deadline needs a section with both locks.
+ */
+static bool peer_unlock_timer(struct mroce_peer *peer, struct mroce_batch *b,
+			      bool all)
 {
-	bool all = b->locks == MROCE_LOCK_ALL, follow;
 	u64 at;
 
-	follow = peer_settle(peer, b);
-	if (peer->dead)
-		return false;
-	peer->more_tx = mroce_peer_drain(peer, b);
-	/* a payload that could not be copied fails its QP */
-	follow |= peer_settle(peer, b);
-	/*
-	 * A doorbell's packets are received (over veth, or loopback) when
-	 * bottom halves come back on after the unlock, and the application
-	 * on the other side waits for them: the timer is set after that, by
-	 * the section of their ACK if it came in that softirq run, else by
-	 * one of the doorbell's own (mroce_peer_unlock).
-	 */
-	if (b->defer_timer && !peer->more_tx) {
-		peer->timer_stale = true;
-		return follow || (!all && mroce_conn_cross_pending(peer->conn));
-	}
 	peer->timer_stale = false;
 	at = mroce_conn_next_timer(peer->conn);
 	/*
@@ -381,6 +367,31 @@ static bool peer_unlock_tx(struct mroce_peer *peer, struct mroce_batch *b)
 		at = mroce_conn_next_timer(peer->conn);
 	}
 	peer_arm(peer, b->now, at);
+	return false;
+}
+
+/* Returns true when a section with both locks must follow this one. */
+static bool peer_unlock_tx(struct mroce_peer *peer, struct mroce_batch *b)
+{
+	bool all = b->locks == MROCE_LOCK_ALL, follow;
+
+	follow = peer_settle(peer, b);
+	if (peer->dead)
+		return false;
+	peer->more_tx = mroce_peer_drain(peer, b);
+	/* a payload that could not be copied fails its QP */
+	follow |= peer_settle(peer, b);
+	/*
+	 * A doorbell's packets are received (over veth, or loopback) when
+	 * bottom halves come back on after the unlock, and the application
+	 * on the other side waits for them: the timer is set after that, by
+	 * the section of their ACK if it came in that softirq run, else by
+	 * one of the doorbell's own (mroce_peer_unlock).
+	 */
+	if (b->defer_timer && !peer->more_tx)
+		peer->timer_stale = true;
+	else if (peer_unlock_timer(peer, b, all))
+		return true;
 	return follow || (!all && mroce_conn_cross_pending(peer->conn));
 }
 

@@ -90,8 +90,9 @@ for f in sorted(os.listdir(snaps)):
     segs = os.path.join(snaps, "seg_%s_%d" % (variant, rnd))
     if os.path.exists(segs):
         # insn_count.sh --seg: a doorbell's stretch to its placement
-        ins = sorted(int(x.split()[1]) for x in open(segs) if x.startswith("S "))
-        blk = sorted(int(x.split()[2]) for x in open(segs) if x.startswith("S "))
+        rows = [x.split() for x in open(segs) if x.startswith("S ")]
+        ins = sorted(int(r[1]) for r in rows)
+        blk = sorted(int(r[2]) for r in rows)
         sn = os.path.join(snaps, "segname_%s_%d" % (variant, rnd))
         what = open(sn).read().strip() if os.path.exists(sn) else "?"
         if ins:

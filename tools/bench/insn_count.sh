@@ -66,15 +66,15 @@ set -- $window
 wait_s=$1
 span_s=$2
 echo "insn_count:$variants; $rounds rounds of $iters iterations, window $wait_s+$span_s s; output in $out"
-# snap FILE: the plugin writes the counts to $snaps/FILE; wait for it
-snap() {
-	timeout 60 sh -c "echo 'snap $snaps/$1' >'$fifo'" &&
-		timeout 60 sh -c "while [ ! -e '$snaps/$1' ]; do sleep 0.05; done" ||
-		echo "insn_count.sh: no snapshot $1 (is the plugin loaded?)" >&2
-}
 # ctl LINE: one command to the plugin
 ctl() {
 	timeout 60 sh -c "echo '$1' >'$fifo'"
+}
+# snap FILE: the plugin writes the counts to $snaps/FILE; wait for it
+snap() {
+	ctl "snap $snaps/$1" &&
+		timeout 60 sh -c "while [ ! -e '$snaps/$1' ]; do sleep 0.05; done" ||
+		echo "insn_count.sh: no snapshot $1 (is the plugin loaded?)" >&2
 }
 # driver NAME: metaroce or rxe, the variant's
 driver() {
@@ -91,8 +91,12 @@ window() {
 		b=$("${PYTHON:-/usr/bin/python3}" tools/bench/guest_syms.py "$out" \
 			"${1%_*}" "${1##*_}" "$(driver "${1%_*}")")
 		# shellcheck disable=SC2086 # words
-		[ -n "$b" ] && set -- "$1" $b && ctl "seg $2 $3 $4" &&
+		if [ -n "$b" ] && set -- "$1" $b; then
+			ctl "seg $2 $3 $4"
 			echo "$5" >"$snaps/segname_$1"
+		else
+			ctl "seg 0 0 1"	# the last variant's bounds: off
+		fi
 	fi
 	snap "a_$1"
 	[ -z "$seg" ] || ctl "segdump $snaps/drop_$1"
