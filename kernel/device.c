@@ -206,7 +206,7 @@ static void mroce_init_state(struct mroce_dev *mdev)
 	xa_init_flags(&mdev->qpns, XA_FLAGS_ALLOC);
 	xa_init_flags(&mdev->mrs, XA_FLAGS_ALLOC1);
 	mdev->qpn_next = MROCE_QPN_MIN;
-	mdev->mr_next = get_random_u32() % 1024 + 1;
+	atomic_set(&mdev->mr_tag, get_random_u32());
 	mroce_peers_init(mdev);
 	mroce_share_setup(mdev);
 	/* RESETs for unknown connection ids: a burst of 32, 100 a second. */

@@ -63,6 +63,15 @@
 #define MROCE_MAX_MSG_SIZE	BIT(31)
 
 /* QP numbers: 0 and 1 are the IB special QPs, never handed out. */
+/*
+ * A connection id is a slot of mdev->conns (low bits, the lowest free one:
+ * the xarray stays as shallow as the number of live peers lets it, a lookup
+ * per packet) and a generation (high bits, per device, random start), so
+ * the id of a closed connection does not name the one that reuses its slot.
+ */
+#define MROCE_CONN_SLOT_BITS	16
+#define MROCE_CONN_SLOT_MASK	((1u << MROCE_CONN_SLOT_BITS) - 1)
+
 #define MROCE_QPN_MIN		16
 #define MROCE_QPN_MAX		0xffffff
 
@@ -148,7 +157,7 @@ struct mroce_dev {
 	struct xarray qpns;		/* QPN -> struct mroce_qp */
 	u32 qpn_next;
 	struct xarray mrs;		/* key >> 8 -> struct mroce_mr (RCU) */
-	u32 mr_next;
+	atomic_t mr_tag;		/* low byte of the last key given */
 
 	/*
 	 * Peers (peer.c).  The hash (by remote address) and the id xarray are
@@ -159,8 +168,8 @@ struct mroce_dev {
 	DECLARE_HASHTABLE(peers, 8);
 	struct list_head peer_list;
 	unsigned int npeers;
-	struct xarray conns;		/* connection id -> struct mroce_peer */
-	u32 conn_next;
+	struct xarray conns;		/* id's slot -> struct mroce_peer */
+	u16 conn_gen;			/* generation of the last id given */
 	u64 nonce;			/* this endpoint instance (CONNECT) */
 
 	/* CONNECTs from unknown addresses, turned into peers by open_work. */
@@ -454,7 +463,7 @@ struct mroce_peer {
 	spinlock_t lock;
 	spinlock_t tx_lock;
 	struct mroce_conn *conn;	/* kvzalloc(mroce_conn_size()) */
-	u32 id;				/* conn->id, key in mdev->conns */
+	u32 id;				/* conn->id; its slot keys mdev->conns */
 	bool v4;
 	struct in6_addr raddr;
 	struct in6_addr laddr;

@@ -29,15 +29,22 @@ static int mr_publish(struct mroce_dev *mdev, struct mroce_mr *mr)
 		atomic_dec(&mdev->num_mrs);
 		return -ENOMEM;
 	}
-	err = xa_alloc_cyclic(&mdev->mrs, &idx, NULL,
-			      XA_LIMIT(1, (1u << (32 - MROCE_KEY_TAG_BITS)) - 1),
-			      &mdev->mr_next, GFP_KERNEL);
+	/*
+	 * The lowest free index keeps the xarray, looked up per packet, as
+	 * shallow as the live regions allow.  The tag moves on with every
+	 * registration, so the key of a region just deregistered does not
+	 * name the next one at its index (until 256 more registrations).
+	 */
+	err = xa_alloc(&mdev->mrs, &idx, NULL,
+		       XA_LIMIT(1, (1u << (32 - MROCE_KEY_TAG_BITS)) - 1),
+		       GFP_KERNEL);
 	if (err < 0) {
 		atomic_dec(&mdev->num_mrs);
 		return err;
 	}
 	mr->ibmr.lkey = idx << MROCE_KEY_TAG_BITS |
-			(get_random_u32() & ((1u << MROCE_KEY_TAG_BITS) - 1));
+			((u32)atomic_inc_return(&mdev->mr_tag) &
+			 ((1u << MROCE_KEY_TAG_BITS) - 1));
 	mr->ibmr.rkey = mr->ibmr.lkey;
 	/* Visible to lookups only once complete. */
 	xa_store(&mdev->mrs, idx, mr, GFP_KERNEL);

@@ -451,7 +451,7 @@ static struct mroce_peer *peer_alloc(struct mroce_dev *mdev,
 	unsigned int mtu = READ_ONCE(mdev->ndev->mtu);
 	struct mroce_cfg cfg;
 	struct mroce_peer *p;
-	u32 id;
+	u32 id, slot;
 	int err;
 
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
@@ -463,15 +463,19 @@ static struct mroce_peer *peer_alloc(struct mroce_dev *mdev,
 		err = -ENOMEM;
 		goto err_free;
 	}
-	/* Reserved now, published by peer_hash(); 0 is not a valid id. */
-	err = xa_alloc_cyclic(&mdev->conns, &id, NULL, XA_LIMIT(1, U32_MAX),
-			      &mdev->conn_next, GFP_KERNEL);
+	/* Slot reserved now, published by peer_hash(). */
+	err = xa_alloc(&mdev->conns, &slot, NULL,
+		       XA_LIMIT(0, MROCE_CONN_SLOT_MASK), GFP_KERNEL);
 	if (err < 0)
 		goto err_free;
+	/* Generation 0 is skipped: 0 is not a valid id. */
+	if (!++mdev->conn_gen)
+		mdev->conn_gen++;
+	id = (u32)mdev->conn_gen << MROCE_CONN_SLOT_BITS | slot;
 	err = mroce_conn_init(p->conn, &cfg, &mroce_core_ops, p, id,
 			      mdev->nonce, get_random_u64(), ktime_get_ns());
 	if (err) {
-		xa_erase(&mdev->conns, id);
+		xa_erase(&mdev->conns, slot);
 		err = -EINVAL;
 		goto err_free;
 	}
@@ -503,7 +507,7 @@ static struct mroce_peer *peer_alloc(struct mroce_dev *mdev,
 	return p;
 
 err_conn:
-	xa_erase(&mdev->conns, id);
+	xa_erase(&mdev->conns, slot);
 	err = -ENOMEM;
 err_free:
 	peer_free_routes(p);
@@ -516,7 +520,7 @@ err_free:
 static void peer_hash(struct mroce_dev *mdev, struct mroce_peer *p)
 {
 	lockdep_assert_held(&mdev->peers_mutex);
-	xa_store(&mdev->conns, p->id, p, GFP_KERNEL);
+	xa_store(&mdev->conns, p->id & MROCE_CONN_SLOT_MASK, p, GFP_KERNEL);
 	hash_add_rcu(mdev->peers, &p->hnode, addr_hash(&p->raddr));
 	list_add_tail(&p->node, &mdev->peer_list);
 	mdev->npeers++;
@@ -583,7 +587,7 @@ static void peer_unhash(struct mroce_dev *mdev, struct mroce_peer *p)
 	p->hashed = false;
 	mroce_share_del(mdev, p->conn);
 	hash_del_rcu(&p->hnode);
-	xa_erase(&mdev->conns, p->id);
+	xa_erase(&mdev->conns, p->id & MROCE_CONN_SLOT_MASK);
 	peer_put_locked(p);
 }
 
@@ -828,7 +832,7 @@ void mroce_peers_init(struct mroce_dev *mdev)
 	hash_init(mdev->peers);
 	INIT_LIST_HEAD(&mdev->peer_list);
 	xa_init_flags(&mdev->conns, XA_FLAGS_ALLOC);
-	mdev->conn_next = get_random_u32();
+	mdev->conn_gen = get_random_u16();
 	mdev->nonce = get_random_u64() | 1;
 	spin_lock_init(&mdev->open_lock);
 	INIT_LIST_HEAD(&mdev->open_queue);

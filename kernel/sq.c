@@ -188,6 +188,27 @@ static void sq_fail_bad(struct mroce_qp *qp, struct mroce_batch *b)
 	mroce_qp_error(qp, MROCE_WC_FLUSH);
 }
 
+/*
+ * Copy ring entry @idx into its shadow @w: the header, then only as much
+ * of the slot as the header says it uses (SGEs or inline data), which for
+ * a small message is a fraction of the slot.  Nothing past the copy is
+ * read: sqe_check() rejects counts and lengths beyond the QP's limits,
+ * which the slot holds, and the copy is clamped to the slot anyway.
+ */
+static void sq_copy_in(struct mroce_qp *qp, struct mroce_swqe *w, u32 idx)
+{
+	const struct mroce_sqe *src = mroce_queue_slot(&qp->sq, idx);
+	u32 body;
+
+	memcpy(&w->e, src, sizeof(w->e));
+	if (w->e.flags & MROCE_SQE_INLINE)
+		body = w->e.inline_len;
+	else
+		body = (u32)w->e.num_sge * sizeof(struct mroce_sge);
+	body = min_t(u32, body, qp->sq.stride - sizeof(w->e));
+	memcpy(w->raw + sizeof(w->e), src + 1, body);
+}
+
 /* Take new entries from the ring into the stream while it has room. */
 static void sq_take(struct mroce_qp *qp, struct mroce_batch *b)
 {
@@ -206,8 +227,7 @@ static void sq_take(struct mroce_qp *qp, struct mroce_batch *b)
 	}
 	while (qp->sq_next != prod && mroce_stream_can_post(st)) {
 		w = sq_shadow(qp, qp->sq_next);
-		memcpy(w->raw, mroce_queue_slot(&qp->sq, qp->sq_next),
-		       qp->sq.stride);
+		sq_copy_in(qp, w, qp->sq_next);
 		status = sqe_check(qp, w, &m, qp->sq_next);
 		if (status == IB_WC_SUCCESS &&
 		    mroce_stream_post(st, &m, b->now))

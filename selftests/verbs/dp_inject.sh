@@ -95,5 +95,42 @@ ksft_check "integrity concurrent with injection" [ "$it_rc" = 0 ]
 bw=$(awk '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $4 } END { print v }' \
 	"$DP_OUT/inject_write_bw.client")
 mroce_log "ib_write_bw during injection: ${bw:-?} MB/s"
+
+# 3. The live connection's id with another generation (its slot, as an
+# old connection's packets name it after the slot was reused): unknown to
+# B, not a packet of the live connection from a wrong address, and the
+# live connection carries on.
+mountpoint -q /sys/kernel/debug 2>/dev/null ||
+	mount -t debugfs none /sys/kernel/debug 2>/dev/null
+id=$(sed -n 's/^peer .* conn \([0-9]*\) .*/\1/p' \
+	"/sys/kernel/debug/metaroce/$DP_DEV_B/peers" 2>/dev/null | head -n 1)
+if [ -z "$id" ]; then
+	ksft_check "B's connection id from debugfs" false
+else
+	stale=$(((id + 0x10000) & 0xffffffff))
+	[ $((stale >> 16)) = 0 ] && stale=$((stale + 0x10000))
+	ubefore=$(unknown_conns)
+	wbefore=$(counter_sum rx_wrong_addr)
+	ip netns exec "$nsC" "$inject" --dst "$DP_IP_B" --kind conn \
+		--dst-conn "$stale" --count 500 --rate 1000 --seed "$$" \
+		>"$DP_OUT/inject3.log" 2>&1
+	grep '^#' "$DP_OUT/inject3.log"
+	read -r _ unknown sent <<<"$(sed -n 's/^rejected=\([0-9]*\) unknown_conn=\([0-9]*\) sent=\([0-9]*\)$/\1 \2 \3/p' "$DP_OUT/inject3.log")"
+	sleep 1
+	uafter=$(unknown_conns)
+	wafter=$(counter_sum rx_wrong_addr)
+	mroce_log "connection $id, stale id $stale: sent ${sent:-?}, rx_unknown_conn +$((uafter - ubefore)), rx_wrong_addr +$((wafter - wbefore))"
+	counted=false
+	[ "${sent:-0}" -gt 0 ] &&
+		[ $((uafter - ubefore)) -ge $((unknown * 95 / 100)) ] &&
+		counted=true
+	ksft_check "a stale generation of a live slot counted in rx_unknown_conn" \
+		"$counted"
+	ksft_check "... and never reaches the live connection" \
+		[ "$wafter" = "$wbefore" ]
+	dp_perftest inject_after ib_write_bw -s 4096 -D 2 >/dev/null 2>&1
+	rc=$?
+	ksft_check "the live connection carries on" [ "$rc" = 0 ]
+fi
 dp_counters "$DP_DEV_B"
 ksft_exit

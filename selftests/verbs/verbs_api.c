@@ -4,8 +4,9 @@
  * cases a data transfer test does not reach: completion channels and
  * solicited events, full queues (ENOMEM with bad_wr), invalid work requests
  * (EINVAL, nothing posted), unsignaled sends, the extended send API with an
- * error mid-batch, SRQ limits, extended CQ polling, and the verbs that must
- * fail cleanly with EOPNOTSUPP.  TAP output; exit 0 if every check passed.
+ * error mid-batch, SRQ limits, extended CQ polling, remote access errors
+ * (wrong, stale or out-of-range keys, missing rights), and the verbs that
+ * must fail cleanly with EOPNOTSUPP.  TAP output; exit 0 if every check passed.
  *
  *   verbs_api -a DEV_A -A GIDX_A -b DEV_B -B GIDX_B
  */
@@ -676,6 +677,91 @@ out:
 		ibv_destroy_qp(peer);
 }
 
+/*
+ * One RDMA WRITE of 8 bytes from a fresh QP pair to @raddr with @rkey:
+ * the requester's completion status, or -1 if there was none.  A remote
+ * access error takes the pair to ERR, hence a pair per case.
+ */
+static int write_status(struct end *a, struct end *b, uint64_t raddr,
+			uint32_t rkey)
+{
+	struct ibv_qp *qp = make_qp(a, NULL, NULL), *peer = make_qp(b, NULL,
+								    NULL);
+	struct ibv_sge s = sge(a, 0, 8);
+	struct ibv_send_wr wr = { .wr_id = 90, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+	int st = -1;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	if (qp && peer && !to_init(qp) && !to_init(peer) &&
+	    !to_rts(a, qp, b, peer->qp_num) && !to_rts(b, peer, a, qp->qp_num) &&
+	    !ibv_post_send(qp, &wr, &bad) && wait_wc(a->cq, &wc, 1, 10000) == 1 &&
+	    wc.wr_id == 90)
+		st = wc.status;
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (peer)
+		ibv_destroy_qp(peer);
+	return st;
+}
+
+/*
+ * Remote access errors: a wrong key, a range past the region, a region
+ * without remote write, and the key of a region deregistered and
+ * registered again over the same memory.  Each completes with
+ * IBV_WC_REM_ACCESS_ERR and writes nothing.
+ */
+static void test_remote_access(struct end *a, struct end *b)
+{
+	static const uint8_t pat[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	uint8_t *t = b->buf + BUF_SIZE / 4;	/* target, 0 if untouched */
+	uint64_t ta = (uintptr_t)t;
+	struct ibv_mr *ro, *m1, *m2;
+	uint32_t old;
+	int st;
+
+	memcpy(a->buf, pat, sizeof(pat));
+	memset(t, 0, 16);
+	st = write_status(a, b, ta, b->mr->rkey ^ 0x5a5a00);
+	check(st == IBV_WC_REM_ACCESS_ERR, "wrong rkey: %s",
+	      st < 0 ? "no completion" : ibv_wc_status_str(st));
+	st = write_status(a, b, (uintptr_t)b->buf + BUF_SIZE - 4, b->mr->rkey);
+	check(st == IBV_WC_REM_ACCESS_ERR, "past the region's end: %s",
+	      st < 0 ? "no completion" : ibv_wc_status_str(st));
+	ro = ibv_reg_mr(b->pd, t, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_READ);
+	st = ro ? write_status(a, b, ta, ro->rkey) : -1;
+	check(ro && st == IBV_WC_REM_ACCESS_ERR,
+	      "write to a region without remote write: %s",
+	      st < 0 ? "no completion" : ibv_wc_status_str(st));
+	if (ro)
+		ibv_dereg_mr(ro);
+	m1 = ibv_reg_mr(b->pd, t, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	old = m1 ? m1->rkey : 0;
+	if (m1)
+		ibv_dereg_mr(m1);
+	m2 = ibv_reg_mr(b->pd, t, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	check(m1 && m2 && m2->rkey != old,
+	      "a region registered again gets a new key (%#x, then %#x)", old,
+	      m2 ? m2->rkey : 0);
+	st = m2 ? write_status(a, b, ta, old) : -1;
+	check(st == IBV_WC_REM_ACCESS_ERR, "the deregistered region's key: %s",
+	      st < 0 ? "no completion" : ibv_wc_status_str(st));
+	check(!memcmp(t, (const uint8_t[16]){ 0 }, 16),
+	      "nothing written by a refused WRITE");
+	st = m2 ? write_status(a, b, ta, m2->rkey) : -1;
+	check(st == IBV_WC_SUCCESS && !memcmp(t, pat, sizeof(pat)),
+	      "the new key writes: %s",
+	      st < 0 ? "no completion" : ibv_wc_status_str(st));
+	if (m2)
+		ibv_dereg_mr(m2);
+}
+
 /* Extended CQ polling on a receive CQ: opcode, length, immediate, QPN. */
 static void test_cq_ex(struct end *a, struct end *b)
 {
@@ -959,6 +1045,7 @@ int main(int argc, char **argv)
 	test_srq(&a);
 	test_cq_ex(&a, &b);
 	test_err_flush(&a, &b);
+	test_remote_access(&a, &b);
 	test_unsupported(&a);
 
 	printf("1..%d\n", ntest);

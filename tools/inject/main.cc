@@ -5,6 +5,7 @@
 //
 //   mroce-inject --dst 10.93.0.2 [--port 4797] [--kind all|K[,K..]]
 //                [--count N] [--duration S] [--rate PPS] [--seed S]
+//                [--dst-conn ID]
 //   mroce-inject --self-test
 //
 // The last line sums up what the receiver should have seen:
@@ -38,6 +39,9 @@ struct Options {
   double duration = 0; // 0: until count
   double rate = 2000;  // datagrams per second
   uint64_t seed = 1;
+  // "conn" packets name this id rather than a random one: a closed
+  // connection's id, or a live one's slot with another generation.
+  uint32_t dst_conn = 0;
   bool self_test = false;
 };
 
@@ -48,6 +52,7 @@ struct Options {
                "usage: mroce-inject --dst ADDR [--port P] [--kind all|K,K..] "
                "[--count N]\n"
                "                    [--duration S] [--rate PPS] [--seed S]\n"
+               "                    [--dst-conn ID]\n"
                "       mroce-inject --self-test\n"
                "kinds: truncated oversized version conn flags random\n");
   std::exit(2);
@@ -96,6 +101,8 @@ Options parse(int argc, char **argv) {
       o.rate = std::stod(val());
     else if (a == "--seed")
       o.seed = std::stoull(val());
+    else if (a == "--dst-conn")
+      o.dst_conn = static_cast<uint32_t>(std::stoul(val(), nullptr, 0));
     else if (a == "--self-test")
       o.self_test = true;
     else
@@ -177,6 +184,8 @@ int main(int argc, char **argv) {
       break;
     Kind k = o.kinds[rng() % o.kinds.size()];
     Crafted c = craft(k, rng);
+    if (k == Kind::Conn && o.dst_conn)
+      mroce_put_be32(o.dst_conn, c.bytes.data() + 4);
     mroce_wire_err v;
     verdict_matches(c, &v);
     ssize_t n = sendto(fd, c.bytes.data(), c.bytes.size(), 0,
