@@ -22,8 +22,22 @@
 
 #include "metaroce.h"
 
-#define MROCE_SKB_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
-				 sizeof(struct udphdr))
+/*
+ * Headroom of a packet built for @ndev: its link header and the outer IP
+ * and UDP headers, which udp_tunnel_xmit_skb() pushes unchecked (a route
+ * through a device that needs more gets it from the IP output path).  Not
+ * LL_MAX_HEADER: that is 128 bytes on distribution kernels, and a 64-byte
+ * WRITE's head then takes a 1 KiB kmalloc object instead of 512 bytes,
+ * all of which init_on_alloc (Debian's default) clears for each packet.
+ */
+static inline unsigned int skb_headroom_for(const struct net_device *ndev,
+					    bool v4)
+{
+	return LL_RESERVED_SPACE(ndev) +
+	       (v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr)) +
+	       sizeof(struct udphdr);
+}
+
 /* Payloads up to this size are copied into the linear area. */
 #define MROCE_LINEAR_MAX	256
 
@@ -160,17 +174,18 @@ static MROCE_HOT struct sk_buff *tx_build_skb(struct mroce_peer *p, const void *
 	/* the first n entries are set before payload_copy() reads them */
 	void *dst[MROCE_TX_FRAGS] __mroce_noinit;
 	u32 len[MROCE_TX_FRAGS] __mroce_noinit;
-	unsigned int n = 0;
+	unsigned int n = 0, room;
 	struct sk_buff *skb;
 	struct page *pg;
 	u32 off, left;
 	int err;
 
-	skb = alloc_skb(MROCE_SKB_HEADROOM + tx->hdr_len +
-			(linear ? tx->len : 0), GFP_ATOMIC);
+	room = skb_headroom_for(p->mdev->ndev, p->v4);
+	skb = alloc_skb(room + tx->hdr_len + (linear ? tx->len : 0),
+			GFP_ATOMIC);
 	if (!skb)
 		goto nomem;
-	skb_reserve(skb, MROCE_SKB_HEADROOM);
+	skb_reserve(skb, room);
 	skb_put_data(skb, hdr, tx->hdr_len);
 	if (tx->len && tx->src != MROCE_SRC_NONE) {
 		if (!linear && READ_ONCE(mroce_tx_zerocopy)) {
@@ -433,6 +448,7 @@ void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
 {
 	u8 buf[MROCE_HDR_LEN + MROCE_RESET_EXT_LEN];
 	struct sk_buff *skb;
+	unsigned int room;
 	u32 n;
 
 	if (pkt->hdr.opcode == MROCE_OP_RESET)
@@ -444,12 +460,13 @@ void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
 	n = mroce_reset_reply(pkt, MROCE_RESET_UNKNOWN_CONN, buf);
 	if (!n)
 		return;
-	skb = alloc_skb(MROCE_SKB_HEADROOM + n, GFP_ATOMIC);
+	room = skb_headroom_for(mdev->ndev, v4);
+	skb = alloc_skb(room + n, GFP_ATOMIC);
 	if (!skb) {
 		mroce_count(mdev, MROCE_CNT_TX_NOMEM);
 		return;
 	}
-	skb_reserve(skb, MROCE_SKB_HEADROOM);
+	skb_reserve(skb, room);
 	skb_put_data(skb, buf, n);
 	mroce_cb(skb)->sport = mroce_udp_port;
 	mroce_cb(skb)->path = 0;
