@@ -10,7 +10,9 @@
 # Device B must count and drop every one (its rejection counters grow by
 # at least what the injector says its decoder rejects), the kernel log must
 # stay clean (session.sh checks it), and a perftest run and the integrity
-# check concurrent with the injection must still pass.
+# check concurrent with the injection must still pass.  Last, packets
+# naming B's live connection slot with another generation (an old
+# connection's id) must count as unknown, never reach the live one.
 . "$(dirname "$0")/datapath_lib.sh"
 
 dp_require
