@@ -62,7 +62,6 @@
 #define MROCE_MAX_RD_ATOM	MROCE_MAX_RD_ATOMIC
 #define MROCE_MAX_MSG_SIZE	BIT(31)
 
-/* QP numbers: 0 and 1 are the IB special QPs, never handed out. */
 /*
  * A connection id is a slot of mdev->conns (low bits, the lowest free one:
  * the xarray stays as shallow as the number of live peers lets it, a lookup
@@ -72,6 +71,7 @@
 #define MROCE_CONN_SLOT_BITS	16
 #define MROCE_CONN_SLOT_MASK	((1u << MROCE_CONN_SLOT_BITS) - 1)
 
+/* QP numbers: 0 and 1 are the IB special QPs, never handed out. */
 #define MROCE_QPN_MIN		16
 #define MROCE_QPN_MAX		0xffffff
 
