@@ -70,6 +70,7 @@
  */
 #define MROCE_CONN_SLOT_BITS	16
 #define MROCE_CONN_SLOT_MASK	((1u << MROCE_CONN_SLOT_BITS) - 1)
+#define mroce_conn_slot(id)	((id) & MROCE_CONN_SLOT_MASK)
 
 /* QP numbers: 0 and 1 are the IB special QPs, never handed out. */
 #define MROCE_QPN_MIN		16
@@ -723,6 +724,19 @@ DECLARE_PER_CPU(struct mroce_batch *, mroce_cur_batch);
 void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b);
 struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
 				   const struct in6_addr *raddr);
+
+/*
+ * The peer of connection id @id (under RCU): its slot's occupant, if that
+ * carries the same generation; else a closed connection's slot was reused.
+ */
+static inline struct mroce_peer *mroce_peer_by_id(struct mroce_dev *mdev,
+						  u32 id)
+{
+	struct mroce_peer *p = xa_load(&mdev->conns, mroce_conn_slot(id));
+
+	return p && p->id == id ? p : NULL;
+}
+
 void mroce_peer_attach(struct mroce_peer *peer, struct mroce_qp *qp);
 void mroce_peer_detach(struct mroce_peer *peer, struct mroce_qp *qp);
 struct mroce_qp *mroce_peer_qp(struct mroce_peer *peer, u32 qpn);

@@ -520,7 +520,7 @@ err_free:
 static void peer_hash(struct mroce_dev *mdev, struct mroce_peer *p)
 {
 	lockdep_assert_held(&mdev->peers_mutex);
-	xa_store(&mdev->conns, p->id & MROCE_CONN_SLOT_MASK, p, GFP_KERNEL);
+	xa_store(&mdev->conns, mroce_conn_slot(p->id), p, GFP_KERNEL);
 	hash_add_rcu(mdev->peers, &p->hnode, addr_hash(&p->raddr));
 	list_add_tail(&p->node, &mdev->peer_list);
 	mdev->npeers++;
@@ -587,7 +587,7 @@ static void peer_unhash(struct mroce_dev *mdev, struct mroce_peer *p)
 	p->hashed = false;
 	mroce_share_del(mdev, p->conn);
 	hash_del_rcu(&p->hnode);
-	xa_erase(&mdev->conns, p->id & MROCE_CONN_SLOT_MASK);
+	xa_erase(&mdev->conns, mroce_conn_slot(p->id));
 	peer_put_locked(p);
 }
 

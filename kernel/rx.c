@@ -132,10 +132,8 @@ MROCE_HOT void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 			goto drop;
 		}
 	} else {
-		peer = xa_load(&mdev->conns,
-			       pkt.hdr.dst_conn & MROCE_CONN_SLOT_MASK);
-		/* Another generation: a closed connection's slot reused. */
-		if (!peer || peer->id != pkt.hdr.dst_conn) {
+		peer = mroce_peer_by_id(mdev, pkt.hdr.dst_conn);
+		if (!peer) {
 			mroce_count(mdev, MROCE_CNT_RX_UNKNOWN_CONN);
 			mroce_send_reset(mdev, &pkt, v4, &daddr, &saddr);
 			goto drop;

@@ -50,6 +50,11 @@ unknown_conns() {
 	counter_sum rx_unknown_conn
 }
 
+# inject_summary LOG: "rejected unknown_conn sent" from mroce-inject's last line.
+inject_summary() {
+	sed -n 's/^rejected=\([0-9]*\) unknown_conn=\([0-9]*\) sent=\([0-9]*\)$/\1 \2 \3/p' "$1"
+}
+
 # 1. Injection alone: every datagram counted.
 before=$(wire_rejects)
 ubefore=$(unknown_conns)
@@ -59,7 +64,7 @@ ip netns exec "$nsC" "$inject" --dst "$DP_IP_B" --count 3000 --rate 1000 \
 	ksft_fail "mroce-inject failed"
 }
 grep '^#' "$DP_OUT/inject1.log"
-read -r rejected unknown sent <<<"$(sed -n 's/^rejected=\([0-9]*\) unknown_conn=\([0-9]*\) sent=\([0-9]*\)$/\1 \2 \3/p' "$DP_OUT/inject1.log")"
+read -r rejected unknown sent <<<"$(inject_summary "$DP_OUT/inject1.log")"
 [ -n "$sent" ] || ksft_fail "no summary from mroce-inject"
 sleep 1
 after=$(wire_rejects)
@@ -117,7 +122,7 @@ else
 		--dst-conn "$stale" --count 500 --rate 1000 --seed "$$" \
 		>"$DP_OUT/inject3.log" 2>&1
 	grep '^#' "$DP_OUT/inject3.log"
-	read -r _ unknown sent <<<"$(sed -n 's/^rejected=\([0-9]*\) unknown_conn=\([0-9]*\) sent=\([0-9]*\)$/\1 \2 \3/p' "$DP_OUT/inject3.log")"
+	read -r _ unknown sent <<<"$(inject_summary "$DP_OUT/inject3.log")"
 	sleep 1
 	uafter=$(unknown_conns)
 	wafter=$(counter_sum rx_wrong_addr)

@@ -184,6 +184,7 @@ int main(int argc, char **argv) {
       break;
     Kind k = o.kinds[rng() % o.kinds.size()];
     Crafted c = craft(k, rng);
+    // dst_conn is at byte 4 of the common header (protocol.md section 3)
     if (k == Kind::Conn && o.dst_conn)
       mroce_put_be32(o.dst_conn, c.bytes.data() + 4);
     mroce_wire_err v;
