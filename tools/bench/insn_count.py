@@ -27,9 +27,14 @@ pcs = {}  # data page -> the instruction of its last access
 def load_snap(path):
     code, execs, data = collections.Counter(), collections.Counter(), collections.Counter()
     wins = collections.Counter()  # page -> windows it was accessed in; "W": all, "A": accesses
+    jl, jm, jat = collections.Counter(), collections.Counter(), collections.Counter()
     for line in open(path):
         f = line.split()
-        if f[0] == "W":
+        if f[0] == "J":
+            jl[int(f[1])], jm[int(f[1])] = int(f[2]), int(f[3])
+        elif f[0] == "M":
+            jat[int(f[1], 16)] = int(f[2])
+        elif f[0] == "W":
             wins["W"], wins["A"] = int(f[1]), int(f[2])
         elif f[0] == "D":
             page = int(f[1], 16) << 12
@@ -39,7 +44,7 @@ def load_snap(path):
         else:
             code[int(f[0], 16)] = int(f[1])
             execs[int(f[0], 16)] = int(f[2])
-    return code, execs, data, wins
+    return code, execs, data, wins, jl, jm, jat
 
 
 def diff(a, b):
@@ -60,7 +65,7 @@ for f in sorted(os.listdir(snaps)):
     if os.path.exists(os.path.join(snaps, "short" + f[1:])):
         print("== %s: the run ended inside the window; skipped" % label)
         continue
-    code, execs, data, wins = diff(os.path.join(snaps, "a" + f[1:]), os.path.join(snaps, f))
+    code, execs, data, wins, jl, jm, jat = diff(os.path.join(snaps, "a" + f[1:]), os.path.join(snaps, f))
     mods, syms = mods_of(d, ksyms, variant, rnd)
     post = {a for a, n in syms if n in ("ib_uverbs_post_send[ib_uverbs]", "ib_uverbs_post_send")}
     iters = sum(execs.get(a, 0) for a in post) / 2.0
@@ -114,6 +119,20 @@ for f in sorted(os.listdir(snaps)):
     print("   functions by blocks run per iteration:")
     for (r, fn), v in fblocks.most_common(int(os.environ.get("IC_BLOCKS", "24"))):
         print("     %8.1f  %s [%s]" % (v, fn, r))
+    if jm:
+        ms = [jm[k] / iters for k in sorted(jl)]
+        summary[variant]["jump-cache misses"].append(ms[0])
+        summary[variant]["misses, mean of placements"].append(sum(ms) / len(ms))
+        print("   jump-cache lookups per iteration %.0f; misses %.1f in this placement of the"
+              " modules, %.1f mean of %d placements (%.1f-%.1f)" % (
+                  jl[0] / iters, ms[0], sum(ms) / len(ms), len(ms), min(ms), max(ms)))
+        byfn = collections.Counter()
+        for a, v in jat.items():
+            r, fn = name(a)
+            byfn[fn or r] += v / iters
+        print("   jump-cache misses by the target's function, per iteration:")
+        for fn, v in byfn.most_common(int(os.environ.get("IC_JC", "30"))):
+            print("     %7.2f  %s" % (v, fn))
     if not data:
         continue
     hot = sorted((a for a, v in data.items() if v / iters >= HOT and a >= 0x800000000000),

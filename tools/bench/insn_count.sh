@@ -19,7 +19,11 @@
 # and by the function that last touched each page.  The guest then runs
 # several times slower.
 #
-#   tools/bench/insn_count.sh [--pages|--page-window N] [--seg] [--rounds N] [--iters N] [--window "WAIT SPAN"]
+# With --jc the plugin models QEMU's jump cache (insn_plugin.cc): the
+# block lookups an iteration makes through it, and its misses, in this
+# placement of the modules and over 64 others, by the target's function.
+#
+#   tools/bench/insn_count.sh [--pages|--page-window N] [--seg] [--jc] [--rounds N] [--iters N] [--window "WAIT SPAN"]
 #                             NAME=KO[,param=v..]|NAME=rxe ..
 #
 # With --seg the plugin also measures each doorbell's critical stretch:
@@ -37,15 +41,17 @@ iters=300000
 window="5 3"
 mem=
 seg=
+jc=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--pages) mem=,mem=on; shift ;;
 	--seg) seg=,seg=on; shift ;;
+	--jc) jc=,jc=on; shift ;;
 	--page-window) mem=,mem=on,window=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--iters) iters=$2; shift 2 ;;
 	--window) window=$2; shift 2 ;;
-	-h | --help) sed -n '3,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '3,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "insn_count.sh: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -105,7 +111,7 @@ window() {
 	[ -z "$seg" ] || ctl "segdump $snaps/seg_$1"
 	[ ! -e "$snaps/ended_$1" ] || touch "$snaps/short_$1"
 }
-"$vm" --timeout 90m --accel tcg --qemu-plugin "$plugin,ctl=$fifo$mem$seg" --out "$out/vm" -- sh -c \
+"$vm" --timeout 90m --accel tcg --qemu-plugin "$plugin,ctl=$fifo$mem$seg$jc" --out "$out/vm" -- sh -c \
 	"TF_VARIANTS='$variants' TF_ROUNDS=$rounds TF_ITERS='$iters' tools/bench/vm_tlb_fills.sh" 2>&1 |
 	{ while IFS= read -r line; do
 		echo "$line"

@@ -35,6 +35,18 @@
 // what runs after the placement overlaps the other side's answer, so the
 // totals above cannot tell the two apart.  A callback per block: slower.
 //
+// With jc=on it models each vCPU's jump cache, QEMU's 4,096-entry table
+// (direct-mapped by a hash of the guest PC, 64 entries per page-hash) that
+// a return, an indirect jump or call, and a jump to another page go
+// through to find their next block; a miss searches the block hash table
+// (qht_lookup, design.md 8).  A lookup is assumed wherever a block was
+// entered from one that ended in such an instruction, or in a direct
+// branch to another page than the block's own.  Since where a module's
+// code lands decides which of its blocks share entries with the kernel's,
+// the model runs once per module placement: a copy of the table for each
+// of 64 shifts of the module area by whole pages ("J shift lookups misses"
+// lines; "M pc misses" the misses by target in the real placement).
+//
 // The declarations below are QEMU 7.2's plugin ABI (API version 1), the
 // few calls used; Debian ships no qemu-plugin.h.
 #include <algorithm>
@@ -67,6 +79,8 @@ enum qemu_plugin_mem_rw { QEMU_PLUGIN_MEM_RW = 3 };
 using mem_cb = void (*)(unsigned int vcpu, qemu_plugin_meminfo_t info,
                         uint64_t vaddr, void *userdata);
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 struct qemu_plugin_insn *
 qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
 void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, mem_cb cb,
@@ -100,6 +114,13 @@ struct Slot {
   uint64_t execs; // runs of blocks starting here
   uint64_t n;     // instructions in the block (the last translation's)
   uint64_t seg;   // runs inside a segment (seg=on), not atomic either
+  uint8_t exit;   // how the block ends (jc=on): Exit
+};
+
+// How a block's last instruction leaves it, for the jump-cache model.
+enum Exit : uint8_t {
+  kDirect,   // direct branch or fall-through: chained within its page
+  kIndirect, // ret, jmp/call through a register or memory, iret, syscall..
 };
 
 std::mutex mu;                              // guards the two below
@@ -109,6 +130,19 @@ std::string ctl_path;
 std::atomic<bool> stopping{false};
 bool mem_on;
 bool seg_on;
+bool jc_on;
+
+// The jump-cache model (jc=on), per vCPU; only that vCPU's thread touches
+// it, but snapshots read the counters (relaxed, they only grow).
+constexpr unsigned kJcBits = 12, kJcShifts = 64;
+constexpr uint64_t kModBase = 0xffffffffa0000000ull; // x86-64 module area
+struct JumpCache {
+  const Slot *prev;
+  uint64_t tab[kJcShifts][1u << kJcBits];
+  uint64_t lookups[kJcShifts], misses[kJcShifts];
+  std::mutex mu; // the per-target misses, against snapshots
+  std::unordered_map<uint64_t, uint64_t> miss_at;
+};
 
 // Segments, per vCPU (see the top).  The bounds change only between runs.
 std::atomic<uint64_t> seg_start{0}, seg_end{0}, seg_nth{1};
@@ -135,9 +169,75 @@ struct PageCounts {
 uint64_t window_len = 10000;
 PageCounts page_counts[kMaxVcpus];
 SegState seg_state[kMaxVcpus];
+JumpCache *jump_caches[kMaxVcpus];
+
+// QEMU 7.2's tb_jmp_cache_hash_func() for 4 KiB pages
+unsigned jc_hash(uint64_t pc) {
+  uint64_t t = pc ^ (pc >> 6);
+  return ((t >> 6) & 0xfc0) | (t & 0x3f);
+}
+
+void jc_lookup(JumpCache &jc, uint64_t pc) {
+  bool mod = pc >= kModBase && pc < 0xffffffffff000000ull;
+  for (unsigned k = 0; k < kJcShifts; k++) {
+    uint64_t at = mod ? pc + (uint64_t(k) << 12) : pc;
+    uint64_t &e = jc.tab[k][jc_hash(at)];
+    jc.lookups[k]++;
+    if (e != pc) {
+      e = pc;
+      jc.misses[k]++;
+      if (!k) {
+        std::lock_guard<std::mutex> g(jc.mu);
+        jc.miss_at[pc]++;
+      }
+    }
+  }
+}
+
+void on_exec_jc(unsigned int vcpu, const Slot *s) {
+  JumpCache *&slot = jump_caches[vcpu % kMaxVcpus];
+  JumpCache *jc = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
+  if (!jc) {
+    jc = new JumpCache();
+    __atomic_store_n(&slot, jc, __ATOMIC_RELEASE);
+  }
+  const Slot *p = jc->prev;
+  jc->prev = s;
+  if (!p || (p->exit == kDirect && (p->vaddr >> 12) == (s->vaddr >> 12)))
+    return;
+  jc_lookup(*jc, s->vaddr);
+}
+
+// Classify an x86 instruction that ends a block.
+Exit classify(const uint8_t *b, size_t n) {
+  size_t i = 0;
+  // legacy prefixes and REX
+  while (i < n &&
+         (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
+          b[i] == 0x2e || b[i] == 0x3e || b[i] == 0x26 || b[i] == 0x64 ||
+          b[i] == 0x65 || b[i] == 0x36 || (b[i] & 0xf0) == 0x40))
+    i++;
+  if (i >= n)
+    return kDirect;
+  uint8_t op = b[i];
+  if (op == 0xc3 || op == 0xc2 || op == 0xcb || op == 0xca || op == 0xcf ||
+      op == 0xcc || op == 0xcd)
+    return kIndirect; // ret, lret, iret, int3, int
+  if (op == 0xff && i + 1 < n) {
+    uint8_t reg = (b[i + 1] >> 3) & 7;
+    return reg >= 2 && reg <= 5 ? kIndirect : kDirect;
+  }
+  if (op == 0x0f && i + 1 < n &&
+      (b[i + 1] == 0x05 || b[i + 1] == 0x07 || b[i + 1] == 0x34 ||
+       b[i + 1] == 0x35 || b[i + 1] == 0x01 || b[i + 1] == 0x30))
+    return kIndirect; // syscall, sysret, sysenter, sysexit, 0f01 group, wrmsr
+  return kDirect;
+}
 
 void on_exec(unsigned int vcpu, void *udata) {
   Slot *s = static_cast<Slot *>(udata);
+  if (jc_on)
+    on_exec_jc(vcpu, s);
   SegState &st = seg_state[vcpu % kMaxVcpus];
   uint64_t start = seg_start.load(std::memory_order_relaxed);
   if (!start)
@@ -193,7 +293,7 @@ void on_translate(qemu_plugin_id_t, struct qemu_plugin_tb *tb) {
     std::lock_guard<std::mutex> g(mu);
     auto [it, fresh] = index.try_emplace(va, nullptr);
     if (fresh) {
-      slots.push_back(Slot{va, 0, 0, 0, 0});
+      slots.push_back(Slot{va, 0, 0, 0, 0, kDirect});
       it->second = &slots.back();
     }
     s = it->second;
@@ -201,7 +301,13 @@ void on_translate(qemu_plugin_id_t, struct qemu_plugin_tb *tb) {
   // a block retranslated (another size or mode) adds to the same slot
   size_t n = qemu_plugin_tb_n_insns(tb);
   s->n = n;
-  if (seg_on)
+  if (jc_on && n) {
+    struct qemu_plugin_insn *last = qemu_plugin_tb_get_insn(tb, n - 1);
+    s->exit =
+        classify(static_cast<const uint8_t *>(qemu_plugin_insn_data(last)),
+                 qemu_plugin_insn_size(last));
+  }
+  if (seg_on || jc_on)
     qemu_plugin_register_vcpu_tb_exec_cb(tb, on_exec, QEMU_PLUGIN_CB_NO_REGS,
                                          s);
   qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
@@ -244,6 +350,26 @@ void snapshot(const std::string &file) {
   }
   if (mem_on)
     out << "W " << windows << ' ' << accesses << '\n';
+  if (jc_on) {
+    std::unordered_map<uint64_t, uint64_t> miss_at;
+    for (unsigned k = 0; k < kJcShifts; k++) {
+      uint64_t l = 0, m = 0;
+      for (JumpCache *&slot : jump_caches)
+        if (JumpCache *jc = __atomic_load_n(&slot, __ATOMIC_ACQUIRE)) {
+          l += __atomic_load_n(&jc->lookups[k], __ATOMIC_RELAXED);
+          m += __atomic_load_n(&jc->misses[k], __ATOMIC_RELAXED);
+        }
+      out << "J " << k << ' ' << l << ' ' << m << '\n';
+    }
+    for (JumpCache *&slot : jump_caches)
+      if (JumpCache *jc = __atomic_load_n(&slot, __ATOMIC_ACQUIRE)) {
+        std::lock_guard<std::mutex> g(jc->mu);
+        for (const auto &[pc, m] : jc->miss_at)
+          miss_at[pc] += m;
+      }
+    for (const auto &[pc, m] : miss_at)
+      out << "M " << std::hex << pc << ' ' << std::dec << m << '\n';
+  }
   for (const auto &[p, u] : pages)
     out << "D " << std::hex << p << ' ' << std::dec << u.n << ' ' << std::hex
         << u.pc << std::dec << ' ' << u.windows << '\n';
@@ -290,6 +416,8 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *, int argc,
       mem_on = true;
     else if (std::strcmp(argv[i], "seg=on") == 0)
       seg_on = true;
+    else if (std::strcmp(argv[i], "jc=on") == 0)
+      jc_on = true;
     else if (std::strncmp(argv[i], "window=", 7) == 0)
       window_len = std::max(1ul, std::strtoul(argv[i] + 7, nullptr, 10));
   if (ctl_path.empty()) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Report of tools/bench/tlb_fills.sh: QEMU software-TLB fills per ping-pong
-iteration, per variant and round, by region, and the pages that missed most."""
+iteration, per variant and round, by region, and the pages that missed most
+(with --tb: the block lookups that missed the jump cache, by target)."""
 import bisect
 import collections
 import glob
@@ -45,12 +46,14 @@ def in_run(t):
     return i >= 0 and t <= spans[i][1]
 
 
+wf = os.path.join(d, "what")
+tb = os.path.exists(wf) and open(wf).read().strip() == "tb"
 fills = []  # (t, addr, ifetch)
-pat = re.compile(r"\s*\d+\s+([\d.]+):.*addr=0x([0-9a-f]+) acc=(-?\d+)")
+pat = re.compile(r"\s*\d+\s+([\d.]+):.*addr=0x([0-9a-f]+)(?: acc=(-?\d+))?")
 for line in open(os.path.join(d, "fills.txt")):
     m = pat.match(line)
     if m and in_run(float(m.group(1))):
-        fills.append((float(m.group(1)), int(m.group(2), 16), m.group(3) == "2"))
+        fills.append((float(m.group(1)), int(m.group(2), 16), tb or m.group(3) == "2"))
 fills.sort()
 times = [f[0] for f in fills]
 
@@ -96,6 +99,14 @@ for (name, rnd) in sorted({(k[0], k[1]) for k in marks}, key=lambda x: (x[1], x[
         r = region(a, mods)
         print("     %016x %-4s %5.2f  %-16s %s" % (a, "code" if ifx else "data", v, r,
                                                   sym(a, syms) if r.startswith(("mod", "kernel")) else ""))
+    if tb:
+        fns = collections.Counter()
+        for _, a, _ in sel:
+            r = region(a, mods)
+            fns[sym(a, syms) if r.startswith(("mod", "kernel")) else r] += 1
+        print("   lookups by the target's function, per iteration:")
+        for f, c in fns.most_common(int(os.environ.get("TF_FUNCS", "30"))):
+            print("     %7.2f  %s" % (c / n, f))
 print("\nfills per iteration of the longest runs, median (range) over rounds:")
 for name in order:
     x = per_variant[name]

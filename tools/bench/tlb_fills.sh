@@ -14,7 +14,12 @@
 # another hot page.  The uprobe makes each fill cost microseconds, so the
 # latencies printed are not comparable with untraced runs; the counts are.
 #
-#   tools/bench/tlb_fills.sh [--rounds N] [--iters "2000 50000"] NAME=KO[,param=v..]|NAME=rxe ..
+#   tools/bench/tlb_fills.sh [--tb] [--rounds N] [--iters "2000 50000"] NAME=KO[,param=v..]|NAME=rxe ..
+#
+# With --tb it counts instead the translated-block lookups that miss the
+# vCPU's jump cache (4,096 entries, direct-mapped by guest PC) and search
+# QEMU's block hash table: every indirect jump and return whose target is
+# not in the cache, named by the target's guest symbol.
 #
 # Needs root, perf and uprobes on the host (tracefs is mounted if needed).
 # Output in results/tlb_fills/<stamp>/ (fills.txt, report.txt, the VM's logs).
@@ -23,11 +28,13 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tools/bench/host_lib.sh"
 rounds=2
 iters="2000 50000"
+what=tlb
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) rounds=$2; shift 2 ;;
 	--iters) iters=$2; shift 2 ;;
-	-h | --help) sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--tb) what=tb; shift ;;
+	-h | --help) sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "tlb_fills.sh: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -41,12 +48,21 @@ q=/usr/bin/qemu-system-x86_64
 [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
 out=$top/results/tlb_fills/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
+echo "$what" >"$out/what"
 # perf stamps samples with CLOCK_MONOTONIC; the guest's marks get the
 # host's wall clock as they stream out
 python3 -c 'import time; print(time.time() - time.monotonic())' >"$out/clockoff"
 perf probe -q -d 'probe_qemu:*' 2>/dev/null || true
-# x86_cpu_tlb_fill(cs, addr, size, access_type, mmu_idx, ...)
-perf probe -q -x "$q" -a 'x86_cpu_tlb_fill addr=%si:x64 acc=%cx:s32 mmu=%r8:s32'
+if [ "$what" = tb ]; then
+	# qht_lookup_custom(ht, desc, hash, cmp): QEMU 7.2's struct tb_desc
+	# starts with the guest PC
+	perf probe -q -x "$q" -a 'qht_lookup_custom addr=+0(%si):x64'
+	event=probe_qemu:qht_lookup_custom
+else
+	# x86_cpu_tlb_fill(cs, addr, size, access_type, mmu_idx, ...)
+	perf probe -q -x "$q" -a 'x86_cpu_tlb_fill addr=%si:x64 acc=%cx:s32 mmu=%r8:s32'
+	event=probe_qemu:x86_cpu_tlb_fill
+fi
 # shellcheck disable=SC2064 # expand now
 trap "perf probe -q -d 'probe_qemu:*' 2>/dev/null; pkill -INT -f 'perf record -q -k monotonic -e probe_qemu' 2>/dev/null" EXIT
 echo "tlb_fills:$variants; $rounds rounds of $iters iterations; output in $out"
@@ -57,7 +73,7 @@ echo "tlb_fills:$variants; $rounds rounds of $iters iterations; output in $out"
 		case $line in
 		*"MARK ready"*)
 			pid=$(pgrep -n qemu-system-x86)
-			perf record -q -k monotonic -e probe_qemu:x86_cpu_tlb_fill -p "$pid" \
+			perf record -q -k monotonic -e "$event" -p "$pid" \
 				-o "$out/perf.data" >/dev/null 2>&1 &
 			;;
 		esac
