@@ -121,8 +121,8 @@ static u32 cq_cons(struct mroce_cq *cq)
  * Append @cqe.  @solicited: a solicited receive (errors count as solicited,
  * as verbs wants for IB_CQ_SOLICITED).  The notification is queued on @b.
  */
-MROCE_HOT void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
-			     struct mroce_qp *qp, bool solicited, struct mroce_batch *b)
+void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
+		   struct mroce_qp *qp, bool solicited, struct mroce_batch *b)
 {
 	unsigned long flags;
 	u32 slot;
@@ -156,7 +156,7 @@ MROCE_HOT void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 }
 
 /* Call the completion handlers queued on @b (no peer lock held). */
-MROCE_HOT void mroce_cq_notify_batch(struct mroce_batch *b)
+void mroce_cq_notify_batch(struct mroce_batch *b)
 {
 	struct mroce_cq *cq, *tmp;
 	unsigned long flags;

@@ -27,7 +27,7 @@ struct mroce_net {
 static unsigned int mroce_net_id __read_mostly;
 
 /* Softirq, under RCU: hand the datagram to the device it arrived for. */
-static MROCE_HOT int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
+static int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
 	struct mroce_net *mn = rcu_dereference_sk_user_data(sk);
 	struct mroce_dev *mdev;
@@ -48,7 +48,7 @@ static MROCE_HOT int mroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
  * The socket a device transmits from.  Valid while the device is attached,
  * which outlives every peer and QP of the device.
  */
-MROCE_HOT struct sock *mroce_net_sock(struct mroce_dev *mdev, bool v4)
+struct sock *mroce_net_sock(struct mroce_dev *mdev, bool v4)
 {
 	struct mroce_net *mn = mdev->mnet;
 	struct socket *sock;

@@ -13,8 +13,8 @@
 
 #include "metaroce.h"
 
-static MROCE_HOT struct mroce_stream *op_stream_lookup(void *ctx, struct mroce_conn *c,
-						       u32 id)
+static struct mroce_stream *op_stream_lookup(void *ctx, struct mroce_conn *c,
+					     u32 id)
 {
 	struct mroce_qp *qp = mroce_peer_qp(ctx, id);
 
@@ -49,8 +49,8 @@ static int place_write(struct mroce_qp *qp, const struct mroce_place *pl,
 	return st;
 }
 
-static MROCE_HOT int op_place(void *ctx, struct mroce_stream *st,
-			      const struct mroce_place *pl, const void *pctx, u32 off)
+static int op_place(void *ctx, struct mroce_stream *st,
+		    const struct mroce_place *pl, const void *pctx, u32 off)
 {
 	struct mroce_qp *qp = st_to_qp(st);
 	const struct sk_buff *skb = pctx;
@@ -124,8 +124,8 @@ static int op_atomic(void *ctx, struct mroce_stream *st,
 	return MROCE_ST_OK;
 }
 
-static MROCE_HOT void op_send_done(void *ctx, struct mroce_stream *st, u64 cookie,
-				   int wc_status)
+static void op_send_done(void *ctx, struct mroce_stream *st, u64 cookie,
+			 int wc_status)
 {
 	mroce_sq_done(st_to_qp(st), (u32)cookie, wc_status,
 		      this_cpu_read(mroce_cur_batch));

@@ -232,8 +232,8 @@ static void peer_take(struct mroce_peer *peer, spinlock_t *lock)
 }
 
 /* @locks: MROCE_LOCK_RX, MROCE_LOCK_TX or both (conn.h, "Two locks"). */
-MROCE_HOT void mroce_peer_lock_some(struct mroce_peer *peer, struct mroce_batch *b,
-				    u8 locks)
+void mroce_peer_lock_some(struct mroce_peer *peer, struct mroce_batch *b,
+			  u8 locks)
 {
 	mroce_batch_init(b);
 	b->locks = locks;
@@ -288,7 +288,7 @@ void mroce_peer_need_tx(struct mroce_peer *peer)
  * are the send half's; a flush also empties the receive queue, so with the
  * send lock alone it is left for a section with both (true returned).
  */
-static MROCE_HOT bool peer_settle(struct mroce_peer *p, struct mroce_batch *b)
+static bool peer_settle(struct mroce_peer *p, struct mroce_batch *b)
 {
 	struct mroce_qp *qp;
 
@@ -395,7 +395,7 @@ static bool peer_unlock_tx(struct mroce_peer *peer, struct mroce_batch *b)
 	return follow || (!all && mroce_conn_cross_pending(peer->conn));
 }
 
-MROCE_HOT void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
+void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
 {
 	bool xmit = false, follow = false;
 
@@ -687,7 +687,7 @@ void mroce_peer_detach(struct mroce_peer *peer, struct mroce_qp *qp)
 	WRITE_ONCE(qp->peer, NULL);
 }
 
-MROCE_HOT struct mroce_qp *mroce_peer_qp(struct mroce_peer *peer, u32 qpn)
+struct mroce_qp *mroce_peer_qp(struct mroce_peer *peer, u32 qpn)
 {
 	struct mroce_qp *qp;
 

@@ -15,7 +15,7 @@ static struct mroce_rcv *rcv_slot(struct mroce_qp *qp, u32 slot)
 	return (struct mroce_rcv *)(qp->rcv + (size_t)slot * qp->rcv_stride);
 }
 
-MROCE_HOT u8 mroce_wc_status(u8 wc)
+u8 mroce_wc_status(u8 wc)
 {
 	switch (wc) {
 	case MROCE_WC_OK:

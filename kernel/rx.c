@@ -105,7 +105,7 @@ static u8 rx_locks(struct mroce_peer *peer, const struct mroce_pkt *pkt)
 	return MROCE_LOCK_ALL;
 }
 
-MROCE_HOT void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
+void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 {
 	struct in6_addr saddr, daddr;
 	struct mroce_rx_meta meta;

@@ -248,7 +248,7 @@ static void sq_take(struct mroce_qp *qp, struct mroce_batch *b)
  * Work the send queue after a doorbell or a completion: the QP's consumer
  * lock is held (the peer lock: only attached QPs get here in RTS/SQD).
  */
-MROCE_HOT void mroce_sq_run(struct mroce_qp *qp, struct mroce_batch *b)
+void mroce_sq_run(struct mroce_qp *qp, struct mroce_batch *b)
 {
 	struct mroce_stream *st = &qp->xs->st;
 
@@ -293,8 +293,8 @@ MROCE_HOT void mroce_sq_run(struct mroce_qp *qp, struct mroce_batch *b)
 }
 
 /* A message completed (send_done): in order, so it is the oldest. */
-MROCE_HOT void mroce_sq_done(struct mroce_qp *qp, u32 idx, u8 status,
-			     struct mroce_batch *b)
+void mroce_sq_done(struct mroce_qp *qp, u32 idx, u8 status,
+		   struct mroce_batch *b)
 {
 	struct mroce_swqe *w;
 	struct mroce_cqe cqe;
@@ -350,7 +350,7 @@ void mroce_sq_flush(struct mroce_qp *qp, struct mroce_batch *b)
 }
 
 /* Payload of message @idx at @off for a packet (poll_tx). */
-MROCE_HOT int mroce_sq_copy(struct mroce_qp *qp, u32 idx, u32 off, void *dst, u32 len)
+int mroce_sq_copy(struct mroce_qp *qp, u32 idx, u32 off, void *dst, u32 len)
 {
 	struct mroce_swqe *w = sq_shadow(qp, idx);
 	const u8 *data = (const u8 *)(&w->e + 1);
@@ -366,8 +366,8 @@ MROCE_HOT int mroce_sq_copy(struct mroce_qp *qp, u32 idx, u32 off, void *dst, u3
 }
 
 /* The same payload as page fragments of @skb (mroce_sgl_read). */
-MROCE_HOT int mroce_sq_attach(struct mroce_qp *qp, u32 idx, u32 off, u32 len,
-			      struct sk_buff *skb)
+int mroce_sq_attach(struct mroce_qp *qp, u32 idx, u32 off, u32 len,
+		    struct sk_buff *skb)
 {
 	struct mroce_swqe *w = sq_shadow(qp, idx);
 
@@ -419,7 +419,7 @@ static u8 kick_locks(struct mroce_qp *qp, struct mroce_peer *peer)
 }
 
 /* Run the SQ now: take entries, or flush them in the error state. */
-static MROCE_HOT void qp_kick(struct mroce_qp *qp)
+static void qp_kick(struct mroce_qp *qp)
 {
 	struct mroce_peer *peer;
 	struct mroce_batch b __mroce_noinit;
@@ -546,8 +546,8 @@ static int post_one(struct mroce_qp *qp, const struct ib_send_wr *wr,
  * ib_device_ops.post_send.  User QPs: the doorbell (no work requests, the
  * entries are in the ring).  Kernel QPs: write the ring, then the same.
  */
-MROCE_HOT int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-			      const struct ib_send_wr **bad_wr)
+int mroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
 	unsigned long flags;

@@ -83,8 +83,8 @@ static void payload_fault(struct mroce_peer *p, struct mroce_qp *qp)
  * Copy the payload @tx describes into @n pieces (@dst[i], @len[i] bytes, in
  * order); a failure errors the QP.
  */
-static MROCE_HOT int payload_copy(struct mroce_peer *p, const struct mroce_tx *tx,
-				  void *const *dst, const u32 *len, unsigned int n)
+static int payload_copy(struct mroce_peer *p, const struct mroce_tx *tx,
+			void *const *dst, const u32 *len, unsigned int n)
 {
 	struct mroce_qp *qp = st_to_qp(tx->st);
 	struct mroce_mr *mr;
@@ -134,8 +134,8 @@ static void payload_detach(struct sk_buff *skb)
  * receiver already has and is dropped.  -EAGAIN: copy it (inline data,
  * kernel memory, too many pieces); -EFAULT: the QP is failed.
  */
-static MROCE_HOT int payload_attach(struct mroce_peer *p, const struct mroce_tx *tx,
-				    struct sk_buff *skb)
+static int payload_attach(struct mroce_peer *p, const struct mroce_tx *tx,
+			  struct sk_buff *skb)
 {
 	struct mroce_qp *qp = st_to_qp(tx->st);
 	struct mroce_mr *mr;
@@ -167,8 +167,8 @@ static MROCE_HOT int payload_attach(struct mroce_peer *p, const struct mroce_tx 
 /* A jumbo payload spans this many page fragments at most. */
 #define MROCE_TX_FRAGS	DIV_ROUND_UP(MROCE_MAX_PAYLOAD, PAGE_SIZE)
 
-static MROCE_HOT struct sk_buff *tx_build_skb(struct mroce_peer *p, const void *hdr,
-					      const struct mroce_tx *tx)
+static struct sk_buff *tx_build_skb(struct mroce_peer *p, const void *hdr,
+				    const struct mroce_tx *tx)
 {
 	bool linear = tx->len <= MROCE_LINEAR_MAX;
 	/* the first n entries are set before payload_copy() reads them */
@@ -232,7 +232,7 @@ nomem:
 }
 
 /* After the unlock: the ACK mroce_peer_drain() kept back, as an skb. */
-MROCE_HOT void mroce_batch_build_ack(struct mroce_peer *p, struct mroce_batch *b)
+void mroce_batch_build_ack(struct mroce_peer *p, struct mroce_batch *b)
 {
 	struct sk_buff *skb;
 
@@ -252,7 +252,7 @@ static DEFINE_PER_CPU(u8 [sizeof_field(struct mroce_peer, hdr)], mroce_ack_hdr);
  * receive lock, the rest with the send lock.  True when the budget ran out
  * with more to send.
  */
-MROCE_HOT bool mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
+bool mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 {
 	unsigned int n, budget = max(READ_ONCE(mroce_tx_budget), 1u);
 	bool tx_lock = b->locks & MROCE_LOCK_TX;
@@ -318,10 +318,10 @@ MROCE_HOT bool mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
  * several CPUs may use one route at once; its port changes only under the
  * peer lock, and a route looked up as it changes is not cached.
  */
-static MROCE_HOT void xmit_one(struct mroce_dev *mdev, bool v4,
-			       const struct in6_addr *laddr,
-			       const struct in6_addr *raddr, struct mroce_route *route,
-			       struct sk_buff *skb)
+static void xmit_one(struct mroce_dev *mdev, bool v4,
+		     const struct in6_addr *laddr,
+		     const struct in6_addr *raddr, struct mroce_route *route,
+		     struct sk_buff *skb)
 {
 	struct mroce_skb_cb cb = *mroce_cb(skb);
 	__be16 dport = htons(mroce_udp_port);
@@ -404,7 +404,7 @@ drop:
  * disabled: put the queued packets on the wire, in order, until no more
  * come; the lock is held only to take them.
  */
-MROCE_HOT void mroce_peer_xmit(struct mroce_peer *p)
+void mroce_peer_xmit(struct mroce_peer *p)
 {
 	struct sk_buff_head q;
 
@@ -426,7 +426,7 @@ MROCE_HOT void mroce_peer_xmit(struct mroce_peer *p)
  * Send every skb of @q, each on its path's route, bottom halves disabled:
  * the transmitter's share of the queue, or a batch's ACKs from its owner.
  */
-MROCE_HOT void mroce_peer_xmit_list(struct mroce_peer *p, struct sk_buff_head *q)
+void mroce_peer_xmit_list(struct mroce_peer *p, struct sk_buff_head *q)
 {
 	struct sk_buff *skb;
 

@@ -30,8 +30,8 @@ static inline void out_clear(struct mroce_path *p, u32 psn)
 	p->out_bits[pos / 64] &= ~(1ull << (pos % 64));
 }
 
-MROCE_HOT void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
-			       const struct mroce_pktref *ref, u64 now)
+void mroce_path_sent(struct mroce_conn *c, struct mroce_path *p,
+		     const struct mroce_pktref *ref, u64 now)
 {
 	struct mroce_txent *e = mroce_path_ent(p, p->snd_nxt);
 
@@ -71,7 +71,7 @@ void mroce_path_mark_lost(struct mroce_conn *c, struct mroce_path *p,
 }
 
 /* Move snd_una past everything resolved (acknowledged or lost). */
-MROCE_HOT void mroce_path_advance(struct mroce_path *p)
+void mroce_path_advance(struct mroce_path *p)
 {
 	u32 una = p->snd_una, nxt = p->snd_nxt, i;
 	struct mroce_txent *e;
@@ -332,8 +332,8 @@ static void sack_range(struct mroce_conn *c, struct mroce_path *p,
  * when a later one arrived and an RTT plus that window has passed.
  * Called on ACKs and when reo_at expires.
  */
-MROCE_HOT void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
-					u64 now)
+void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
+			      u64 now)
 {
 	u64 reo = p->rtt.srtt ? p->rtt.srtt + p->rtt.srtt / 4 : 0;
 	u32 highest = p->snd_high - 1, psn;
@@ -378,7 +378,7 @@ MROCE_HOT void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path 
  * packets are lost waits out rto_init, which on a fast fabric is the
  * dominant cost of a lossy transfer.
  */
-static MROCE_HOT void rtt_sample(struct mroce_conn *c, struct mroce_path *p, u64 rtt)
+static void rtt_sample(struct mroce_conn *c, struct mroce_path *p, u64 rtt)
 {
 	u32 i;
 
@@ -391,8 +391,8 @@ static MROCE_HOT void rtt_sample(struct mroce_conn *c, struct mroce_path *p, u64
 	mroce_rtt_sample(&p->rtt, rtt, c->cfg.rto_min_ns, c->cfg.rto_max_ns);
 }
 
-static MROCE_HOT void ack_path(struct mroce_conn *c, struct mroce_path *p,
-			       const struct mroce_ack_path *ap, u64 now)
+static void ack_path(struct mroce_conn *c, struct mroce_path *p,
+		     const struct mroce_ack_path *ap, u64 now)
 {
 	u32 cum = ap->cum_psn, una = p->snd_una, n, d, lo, hi, wrap, top;
 	struct ack_acc acc = { .batch.open = false };
@@ -524,8 +524,8 @@ static void ack_hint(struct mroce_conn *c, u32 hint, u64 now)
 					    hint);
 }
 
-MROCE_HOT void mroce_ack_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
-			    const void *buf, u64 now)
+void mroce_ack_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		  const void *buf, u64 now)
 {
 	struct mroce_ack_path ap;
 	struct mroce_ack_stream e;
@@ -574,9 +574,9 @@ static struct mroce_path *ack_path_out(struct mroce_conn *c, u32 hint)
  * Fills @ext's counts and hint; returns the end, or 0 if nothing was owed.
  * An ACK only partly written stays due for the rest.
  */
-static MROCE_HOT u32 ack_blocks(struct mroce_conn *c, u64 now, u8 *buf, u32 off,
-				u32 cap, struct mroce_ack_ext *ext, u32 *first,
-				bool *ece)
+static u32 ack_blocks(struct mroce_conn *c, u64 now, u8 *buf, u32 off,
+		      u32 cap, struct mroce_ack_ext *ext, u32 *first,
+		      bool *ece)
 {
 	u64 mask = c->ack_mask, done = 0;
 	struct mroce_ack_stream e;
@@ -627,8 +627,8 @@ static MROCE_HOT u32 ack_blocks(struct mroce_conn *c, u64 now, u8 *buf, u32 off,
 	return off;
 }
 
-MROCE_HOT u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
-			      struct mroce_tx *tx)
+u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
+		    struct mroce_tx *tx)
 {
 	struct mroce_path *p;
 	struct mroce_pkt pkt;

@@ -21,7 +21,7 @@ void mroce_cc_init(struct mroce_cc *cc, u32 mss, u32 init_cwnd,
 	cc->alpha = MROCE_ALPHA_ONE;
 }
 
-MROCE_HOT void mroce_cc_on_ack(struct mroce_cc *cc, u32 bytes)
+void mroce_cc_on_ack(struct mroce_cc *cc, u32 bytes)
 {
 	if (cc->cwnd < cc->ssthresh) {
 		cc->cwnd += bytes;
@@ -36,7 +36,7 @@ MROCE_HOT void mroce_cc_on_ack(struct mroce_cc *cc, u32 bytes)
 		cc->cwnd = cc->max_cwnd;
 }
 
-MROCE_HOT bool mroce_cc_on_window(struct mroce_cc *cc)
+bool mroce_cc_on_window(struct mroce_cc *cc)
 {
 	u32 frac = 0, cut, delta;
 	bool marked = cc->wnd_ce != 0;

@@ -125,7 +125,7 @@ u64 mroce_conn_rto(const struct mroce_conn *c)
 	return MROCE_MAX(rto, c->cfg.rto_min_ns);
 }
 
-MROCE_HOT u64 mroce_conn_pto(const struct mroce_conn *c)
+u64 mroce_conn_pto(const struct mroce_conn *c)
 {
 	u64 srtt = 0;
 	u32 i;
@@ -422,7 +422,7 @@ u32 mroce_reset_reply(const struct mroce_pkt *pkt, u32 reason, void *buf)
 	return mroce_wire_encode(&out, buf);
 }
 
-MROCE_HOT void mroce_waitq_arm(struct mroce_conn *c, struct mroce_stream *st, u64 at)
+void mroce_waitq_arm(struct mroce_conn *c, struct mroce_stream *st, u64 at)
 {
 	if (!st->wake_at || at < st->wake_at)
 		st->wake_at = at;

@@ -12,7 +12,7 @@
 #include "internal.h"
 
 
-MROCE_HOT enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn)
+enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn)
 {
 	u32 d = dsn - c->rx_dsn_base;
 
@@ -49,7 +49,7 @@ MROCE_HOT enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn)
 }
 
 /* Clearing their bits a word at a time: a bit loop was ~15 per dsn. */
-MROCE_HOT void mroce_dsn_tx_advance(struct mroce_conn *c)
+void mroce_dsn_tx_advance(struct mroce_conn *c)
 {
 	u32 una = c->tx_dsn_una + 1, left = c->tx_dsn_nxt - una, pos, s, k;
 	u64 *w, run;

@@ -11,15 +11,6 @@
 #ifndef MROCE_CORE_PLATFORM_H
 #define MROCE_CORE_PLATFORM_H
 
-/*
- * On the functions every packet of a connection runs through: their own
- * section, which the module loader lays out as one run of pages after the
- * rest of the code: a ping-pong iteration ran code on 12 of the module's
- * 21 pages with it, on 18 without (design.md 8, "Instructions").  A section, not
- * GCC's hot attribute: that also changes how they are compiled.
- */
-#define MROCE_HOT	__attribute__((__section__(".text.mroce_hot")))
-
 #ifdef __KERNEL__
 #include <linux/types.h>
 #include <linux/string.h>

@@ -7,8 +7,8 @@
  */
 #include "internal.h"
 
-static MROCE_HOT struct mroce_stream *find_stream(struct mroce_conn *c,
-						  const struct mroce_hdr *h)
+static struct mroce_stream *find_stream(struct mroce_conn *c,
+					const struct mroce_hdr *h)
 {
 	struct mroce_stream *st;
 
@@ -147,8 +147,8 @@ static void rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	mroce_ack_rx(c, pkt, buf, now);
 }
 
-MROCE_HOT bool mroce_conn_rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
-				 const void *buf, u64 now)
+bool mroce_conn_rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		       const void *buf, u64 now)
 {
 	/* a NACK may fail a stream, which its receive half must see */
 	if (pkt->hdr.opcode != MROCE_OP_ACK || pkt->ack_nack ||
@@ -168,8 +168,8 @@ MROCE_HOT bool mroce_conn_rx_ack(struct mroce_conn *c, const struct mroce_pkt *p
 	return true;
 }
 
-MROCE_HOT void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
-			     const void *buf, const struct mroce_rx_meta *m, u64 now)
+void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
+		   const void *buf, const struct mroce_rx_meta *m, u64 now)
 {
 	const struct mroce_hdr *h = &pkt->hdr;
 	struct mroce_stream *st;

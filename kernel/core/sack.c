@@ -53,7 +53,7 @@ static inline void rotate_right(const u64 in[MROCE_SACK_WORDS], u32 r,
 	out[3] = w3 >> s | w0 << 1 << t;
 }
 
-MROCE_HOT enum mroce_sack_result mroce_sack_rx(struct mroce_path *p, u32 psn)
+enum mroce_sack_result mroce_sack_rx(struct mroce_path *p, u32 psn)
 {
 	u32 d = psn - p->rcv_cum;
 
@@ -92,7 +92,7 @@ void mroce_sack_fill(const struct mroce_path *p, struct mroce_ack_path *ap,
 		     ap->sack);
 }
 
-MROCE_HOT void mroce_sack_put(const struct mroce_path *p, void *buf, u64 now)
+void mroce_sack_put(const struct mroce_path *p, void *buf, u64 now)
 {
 	struct mroce_ack_path ap;
 

@@ -40,7 +40,7 @@ void mroce_share_leave(struct mroce_conn *c)
 	c->rx_hint = MROCE_RATE_NONE;
 }
 
-MROCE_HOT void mroce_share_rx(struct mroce_share *s, struct mroce_conn *c)
+void mroce_share_rx(struct mroce_share *s, struct mroce_conn *c)
 {
 	u32 n, hint;
 

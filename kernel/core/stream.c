@@ -127,8 +127,8 @@ int mroce_stream_set_tx_start(struct mroce_stream *st, u32 msn)
 	return 0;
 }
 
-MROCE_HOT int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
-				u64 now)
+int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
+		      u64 now)
 {
 	struct mroce_conn *c = st->conn;
 	struct mroce_txmsg *t;
@@ -195,7 +195,7 @@ static bool resp_has_tx(const struct mroce_stream *st)
  * fenced message waits for every earlier READ/ATOMIC, and nothing new goes
  * out behind a message that failed.
  */
-static MROCE_HOT struct mroce_txmsg *next_sendable(struct mroce_stream *st)
+static struct mroce_txmsg *next_sendable(struct mroce_stream *st)
 {
 	struct mroce_txmsg *t;
 	u32 msn;
@@ -228,7 +228,7 @@ static MROCE_HOT struct mroce_txmsg *next_sendable(struct mroce_stream *st)
 	return NULL;
 }
 
-MROCE_HOT bool mroce_stream_has_tx(const struct mroce_stream *st)
+bool mroce_stream_has_tx(const struct mroce_stream *st)
 {
 	if (st->state != MROCE_STREAM_ACTIVE)
 		return false;
@@ -264,8 +264,8 @@ static bool resp_next(struct mroce_stream *st, u32 mss,
 	return false;
 }
 
-MROCE_HOT bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
-				 struct mroce_pktref *ref)
+bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
+		       struct mroce_pktref *ref)
 {
 	u32 mss = MROCE_MIN(st->prm.mss, c->tx_mss);	/* QP's and connection's */
 	struct mroce_txmsg *t;
@@ -322,8 +322,8 @@ bool mroce_pktref_live(const struct mroce_pktref *ref)
 	return pktref_live(ref);
 }
 
-MROCE_HOT void mroce_stream_fill(const struct mroce_pktref *ref, struct mroce_pkt *pkt,
-				 struct mroce_tx *tx)
+void mroce_stream_fill(const struct mroce_pktref *ref, struct mroce_pkt *pkt,
+		       struct mroce_tx *tx)
 {
 	struct mroce_stream *st = ref->st;
 	struct mroce_data_ext *d = &pkt->data;
@@ -390,7 +390,7 @@ MROCE_HOT void mroce_stream_fill(const struct mroce_pktref *ref, struct mroce_pk
 /* requester: completion                                               */
 
 /* Hand completed messages to the caller in posting order. */
-static MROCE_HOT void tx_deliver(struct mroce_conn *c, struct mroce_stream *st)
+static void tx_deliver(struct mroce_conn *c, struct mroce_stream *st)
 {
 	struct mroce_txmsg *t;
 	u8 status;
@@ -431,8 +431,8 @@ static MROCE_HOT void tx_deliver(struct mroce_conn *c, struct mroce_stream *st)
 	}
 }
 
-static MROCE_HOT void tx_complete(struct mroce_conn *c, struct mroce_stream *st,
-				  struct mroce_txmsg *t, u8 status)
+static void tx_complete(struct mroce_conn *c, struct mroce_stream *st,
+			struct mroce_txmsg *t, u8 status)
 {
 	if (t->state == MROCE_TXM_DONE || t->state == MROCE_TXM_FREE)
 		return;
@@ -447,8 +447,8 @@ static MROCE_HOT void tx_complete(struct mroce_conn *c, struct mroce_stream *st,
 		mroce_sched_add(c, st);
 }
 
-MROCE_HOT void mroce_stream_pkt_acked(struct mroce_conn *c,
-				      const struct mroce_pktref *ref, u64 now)
+void mroce_stream_pkt_acked(struct mroce_conn *c,
+			    const struct mroce_pktref *ref, u64 now)
 {
 	struct mroce_stream *st = ref->st;
 
@@ -554,8 +554,8 @@ static void tx_nacked(struct mroce_conn *c, struct mroce_stream *st,
 	mroce_waitq_arm(c, st, t->resend_at);
 }
 
-MROCE_HOT void mroce_stream_on_entry(struct mroce_conn *c, struct mroce_stream *st,
-				     const struct mroce_ack_stream *e, u64 now)
+void mroce_stream_on_entry(struct mroce_conn *c, struct mroce_stream *st,
+			   const struct mroce_ack_stream *e, u64 now)
 {
 	struct mroce_txmsg *t;
 	u32 msn;
@@ -729,8 +729,8 @@ static int resp_push(struct mroce_stream *st, const struct mroce_rxmsg *r,
  * Complete, or execute, messages at the frontier in msn order.  Stops at
  * the first message not yet whole, or when no response job is free.
  */
-MROCE_HOT void mroce_stream_rx_advance(struct mroce_conn *c, struct mroce_stream *st,
-				       u64 now)
+void mroce_stream_rx_advance(struct mroce_conn *c, struct mroce_stream *st,
+			     u64 now)
 {
 	struct mroce_rxmsg *r;
 	bool moved = false;
@@ -811,9 +811,9 @@ out:
 	}
 }
 
-MROCE_HOT void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
-			       const struct mroce_pkt *pkt, const struct mroce_rx_meta *m,
-			       u64 now)
+void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
+		     const struct mroce_pkt *pkt, const struct mroce_rx_meta *m,
+		     u64 now)
 {
 	const struct mroce_hdr *h = &pkt->hdr;
 	const struct mroce_data_ext *d = &pkt->data;
@@ -939,7 +939,7 @@ MROCE_HOT void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
  * The stream entry for the next ACK: the frontier and the oldest refusal
  * (a broken stream's cause, else the first RNR or pending failure).
  */
-MROCE_HOT void mroce_stream_entry(struct mroce_stream *st, struct mroce_ack_stream *e)
+void mroce_stream_entry(struct mroce_stream *st, struct mroce_ack_stream *e)
 {
 	u32 msn, end;
 

@@ -97,7 +97,7 @@ static inline u64 path_earliest(const struct mroce_conn *c,
  * header a scan reads is a cache miss when many connections take turns.
  * selftests/fuzz/timer_ref.c keeps the plain scan as the oracle.
  */
-MROCE_HOT u64 mroce_conn_next_timer(struct mroce_conn *c)
+u64 mroce_conn_next_timer(struct mroce_conn *c)
 {
 	const struct mroce_list *pos;
 	u64 paths, dirty, m = ~0ULL;
@@ -150,7 +150,7 @@ MROCE_HOT u64 mroce_conn_next_timer(struct mroce_conn *c)
 	return m + 1;
 }
 
-MROCE_HOT u64 mroce_conn_timer_slack(const struct mroce_conn *c, u64 now, u64 at)
+u64 mroce_conn_timer_slack(const struct mroce_conn *c, u64 now, u64 at)
 {
 	if (c->cfg.far_slack_ns > c->cfg.timer_slack_ns &&
 	    at >= now + c->cfg.far_ns && c->inflight <= c->cfg.far_flight &&

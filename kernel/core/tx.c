@@ -165,7 +165,7 @@ hello:
 }
 
 /* Can @p take a packet of @len bytes now? */
-static MROCE_HOT bool path_room(const struct mroce_path *p, u32 len)
+static bool path_room(const struct mroce_path *p, u32 len)
 {
 	if (mroce_path_ring_full(p))
 		return false;
@@ -273,9 +273,9 @@ static u32 add_ack_body(struct mroce_conn *c, u16 flags, u32 len, bool retx,
 	return end;
 }
 
-static MROCE_HOT void emit_data(struct mroce_conn *c, struct mroce_path *p,
-				const struct mroce_pktref *ref, bool retx, u64 now,
-				void *buf, u32 cap, struct mroce_tx *tx)
+static void emit_data(struct mroce_conn *c, struct mroce_path *p,
+		      const struct mroce_pktref *ref, bool retx, u64 now,
+		      void *buf, u32 cap, struct mroce_tx *tx)
 {
 	struct mroce_pkt pkt;
 
@@ -421,8 +421,8 @@ static void settle_cross(struct mroce_conn *c, u64 now)
 							node), now);
 }
 
-MROCE_HOT enum mroce_poll mroce_conn_poll(struct mroce_conn *c, u64 now, void *buf,
-					  u32 cap, struct mroce_tx *tx, unsigned int what)
+enum mroce_poll mroce_conn_poll(struct mroce_conn *c, u64 now, void *buf,
+				u32 cap, struct mroce_tx *tx, unsigned int what)
 {
 	enum mroce_poll r;
 

@@ -18,7 +18,7 @@ const char *const mroce_wire_err_names[MROCE_WIRE_NR] = {
 	[MROCE_WIRE_FIELD]	= "field",
 };
 
-MROCE_HOT int mroce_wire_ext_len(u8 opcode)
+int mroce_wire_ext_len(u8 opcode)
 {
 	switch (opcode) {
 	case MROCE_OP_CONNECT:
@@ -128,8 +128,8 @@ static enum mroce_wire_err decode_ack_blocks(const u8 *p,
  * The ack extension at @e and the blocks after it, which must fit in @room
  * bytes; an ACK's must fill them exactly (@exact).
  */
-static MROCE_HOT enum mroce_wire_err decode_ack(const u8 *e, u32 room, bool exact,
-						struct mroce_pkt *pkt)
+static enum mroce_wire_err decode_ack(const u8 *e, u32 room, bool exact,
+				      struct mroce_pkt *pkt)
 {
 	u32 blocks;
 
@@ -285,8 +285,8 @@ static enum mroce_wire_err check_hdr(const struct mroce_hdr *h)
 	return MROCE_WIRE_OK;
 }
 
-MROCE_HOT enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
-						struct mroce_pkt *pkt)
+enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
+				      struct mroce_pkt *pkt)
 {
 	const u8 *b = (const u8 *)buf;
 	struct mroce_hdr *h = &pkt->hdr;
@@ -346,8 +346,8 @@ MROCE_HOT enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
 	return decode_ext(b + MROCE_HDR_LEN, pkt);
 }
 
-MROCE_HOT void mroce_wire_ack_path(const void *buf, const struct mroce_pkt *pkt,
-				   unsigned int i, struct mroce_ack_path *out)
+void mroce_wire_ack_path(const void *buf, const struct mroce_pkt *pkt,
+			 unsigned int i, struct mroce_ack_path *out)
 {
 	const u8 *p = (const u8 *)buf + pkt->ack_off + i * MROCE_ACK_PATH_LEN;
 	unsigned int k;
@@ -369,8 +369,8 @@ MROCE_HOT void mroce_wire_ack_path(const void *buf, const struct mroce_pkt *pkt,
 	}
 }
 
-MROCE_HOT void mroce_wire_ack_stream(const void *buf, const struct mroce_pkt *pkt,
-				     unsigned int i, struct mroce_ack_stream *out)
+void mroce_wire_ack_stream(const void *buf, const struct mroce_pkt *pkt,
+			   unsigned int i, struct mroce_ack_stream *out)
 {
 	const u8 *p = (const u8 *)buf + pkt->ack_off +
 		      pkt->ack.npaths * MROCE_ACK_PATH_LEN +
@@ -384,7 +384,7 @@ MROCE_HOT void mroce_wire_ack_stream(const void *buf, const struct mroce_pkt *pk
 	out->rnr_delay_us = mroce_get_be16(p + 14);
 }
 
-MROCE_HOT void mroce_wire_put_ack_stream(const struct mroce_ack_stream *as, void *buf)
+void mroce_wire_put_ack_stream(const struct mroce_ack_stream *as, void *buf)
 {
 	u8 *p = (u8 *)buf;
 
@@ -406,7 +406,7 @@ void mroce_wire_put_ack_ext(const struct mroce_ack_ext *ack, void *buf)
 	mroce_put_be16(0, e + 6);
 }
 
-MROCE_HOT u32 mroce_wire_encode(const struct mroce_pkt *pkt, void *buf)
+u32 mroce_wire_encode(const struct mroce_pkt *pkt, void *buf)
 {
 	const struct mroce_hdr *h = &pkt->hdr;
 	const struct mroce_data_ext *d = &pkt->data;
