@@ -5,6 +5,7 @@ tools/bench/tlb_fills.sh and insn_count.sh.  The guest half
 the modules' bases (modules_NAME_ROUND.txt) and symbols (modsyms_...)."""
 import bisect
 import os
+import re
 
 
 def load_syms(path):
@@ -85,3 +86,20 @@ def seg_bounds(d, name, rnd, drv):
 if __name__ == "__main__":
     import sys
     print(seg_bounds(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]))
+
+
+def load_marks(d):
+    """The guest's "MARK start|end NAME ROUND ITERS [info]" lines of
+    D/stamped.log, as {(name, round, iters): {"start", "end", "info"}} on
+    perf's clock (D/clockoff: the host's wall clock minus CLOCK_MONOTONIC)."""
+    off = float(open(os.path.join(d, "clockoff")).read())
+    marks = {}
+    for line in open(os.path.join(d, "stamped.log")):
+        ts, _, rest = line.partition(" ")
+        m = re.search(r"MARK (start|end) (\S+) (\d+) (\d+)(.*)", rest)
+        if m:
+            e = marks.setdefault((m.group(2), int(m.group(3)), int(m.group(4))), {})
+            e[m.group(1)] = float(ts) - off
+            if m.group(1) == "end":
+                e["info"] = m.group(5).strip()
+    return marks

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Report of tools/bench/qemu_prof.sh: the host time QEMU spends per
+"""Report of tools/bench/tlb_fills.sh --prof: the host time QEMU spends per
 ping-pong iteration, by function, per variant (median over rounds), for
 the steady middle of each round's longest run."""
 import collections
@@ -9,20 +9,14 @@ import re
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guest_syms  # noqa: E402
+
 d = sys.argv[1]
 # the middle of a run: perftest's start and exit are left out
 SKIP_HEAD, SKIP_TAIL = 2.0, 1.0
-off = float(open(os.path.join(d, "clockoff")).read())
 freq = float(open(os.path.join(d, "freq")).read())
-marks = {}
-for line in open(os.path.join(d, "stamped.log")):
-    ts, _, rest = line.partition(" ")
-    m = re.search(r"MARK (start|end) (\S+) (\d+) (\d+)(.*)", rest)
-    if m:
-        e = marks.setdefault((m.group(2), int(m.group(3)), int(m.group(4))), {})
-        e[m.group(1)] = float(ts) - off
-        if m.group(1) == "end":
-            e["info"] = m.group(5).strip()
+marks = guest_syms.load_marks(d)
 
 # the longest run of each variant and round, with its mean latency
 runs = {}

@@ -16,18 +16,7 @@ import guest_syms  # noqa: E402
 from guest_syms import load_syms, region, sym  # noqa: E402
 
 d = sys.argv[1]
-off = float(open(os.path.join(d, "clockoff")).read())
-marks = {}
-for line in open(os.path.join(d, "stamped.log")):
-    ts, _, rest = line.partition(" ")
-    m = re.search(r"MARK (start|end) (\S+) (\d+) (\d+)(.*)", rest)
-    if m:
-        key = (m.group(2), int(m.group(3)), int(m.group(4)))
-        e = marks.setdefault(key, {})
-        e[m.group(1)] = float(ts) - off
-        if m.group(1) == "end":
-            e["info"] = m.group(5).strip()
-
+marks = guest_syms.load_marks(d)
 
 ksyms = load_syms(os.path.join(d, "vm", "kallsyms.txt"))
 

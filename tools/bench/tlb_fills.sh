@@ -21,20 +21,34 @@
 # QEMU's block hash table: every indirect jump and return whose target is
 # not in the cache, named by the target's guest symbol.
 #
+# With --prof [--freq HZ] it samples QEMU's threads instead (perf's
+# cpu-clock, default 4000 Hz) and tools/bench/qemu_prof.py reports, for
+# the long run's steady middle, the host time per iteration in each QEMU
+# function and in the translated guest code.  Both vCPUs spin through a
+# ping-pong, so an iteration costs the host about two round trips of vCPU
+# time; beside the guest code, what differs between two drivers there is
+# the emulator's work: TLB fills, block lookups, translation, timers.
+#
+#   tools/bench/tlb_fills.sh --prof [--freq HZ] [--rounds N] [--iters ..] NAME=..
+#
 # Needs root, perf and uprobes on the host (tracefs is mounted if needed).
-# Output in results/tlb_fills/<stamp>/ (fills.txt, report.txt, the VM's logs).
+# Output in results/tlb_fills/<stamp>/ (fills.txt or samples.txt,
+# report.txt, the VM's logs).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tools/bench/host_lib.sh"
 rounds=2
 iters="2000 50000"
 what=tlb
+freq=4000
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) rounds=$2; shift 2 ;;
 	--iters) iters=$2; shift 2 ;;
 	--tb) what=tb; shift ;;
-	-h | --help) sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--prof) what=prof; shift ;;
+	--freq) freq=$2; shift 2 ;;
+	-h | --help) sed -n '3,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "tlb_fills.sh: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -53,7 +67,10 @@ echo "$what" >"$out/what"
 # host's wall clock as they stream out
 python3 -c 'import time; print(time.time() - time.monotonic())' >"$out/clockoff"
 perf probe -q -d 'probe_qemu:*' 2>/dev/null || true
-if [ "$what" = tb ]; then
+if [ "$what" = prof ]; then
+	echo "$freq" >"$out/freq"
+	event="cpu-clock -F $freq"
+elif [ "$what" = tb ]; then
 	# qht_lookup_custom(ht, desc, hash, cmp): QEMU 7.2's struct tb_desc
 	# starts with the guest PC
 	perf probe -q -x "$q" -a 'qht_lookup_custom addr=+0(%si):x64'
@@ -64,8 +81,8 @@ else
 	event=probe_qemu:x86_cpu_tlb_fill
 fi
 # shellcheck disable=SC2064 # expand now
-trap "perf probe -q -d 'probe_qemu:*' 2>/dev/null; pkill -INT -f 'perf record -q -k monotonic -e probe_qemu' 2>/dev/null" EXIT
-echo "tlb_fills:$variants; $rounds rounds of $iters iterations; output in $out"
+trap "perf probe -q -d 'probe_qemu:*' 2>/dev/null; pkill -INT -f 'perf record -q -k monotonic' 2>/dev/null" EXIT
+echo "tlb_fills ($what):$variants; $rounds rounds of $iters iterations; output in $out"
 "$vm" --timeout 60m --out "$out/vm" -- sh -c \
 	"TF_VARIANTS='$variants' TF_ROUNDS=$rounds TF_ITERS='$iters' tools/bench/vm_tlb_fills.sh" 2>&1 |
 	while IFS= read -r line; do
@@ -73,14 +90,21 @@ echo "tlb_fills:$variants; $rounds rounds of $iters iterations; output in $out"
 		case $line in
 		*"MARK ready"*)
 			pid=$(pgrep -n qemu-system-x86)
-			perf record -q -k monotonic -e "$event" -p "$pid" \
+			# shellcheck disable=SC2086 # the event may carry -F
+			perf record -q -k monotonic -e $event -p "$pid" \
 				-o "$out/perf.data" >/dev/null 2>&1 &
 			;;
 		esac
 	done >"$out/stamped.log"
-pkill -INT -f 'perf record -q -k monotonic -e probe_qemu' 2>/dev/null || true
+pkill -INT -f 'perf record -q -k monotonic' 2>/dev/null || true
 # perf writes out its buffers before it exits
-while pgrep -f 'perf record -q -k monotonic -e probe_qemu' >/dev/null; do sleep 1; done
-perf script -i "$out/perf.data" -F tid,time,trace 2>/dev/null >"$out/fills.txt"
+while pgrep -f 'perf record -q -k monotonic' >/dev/null; do sleep 1; done
+if [ "$what" = prof ]; then
+	perf script -i "$out/perf.data" -F tid,time,ip,sym,dso 2>/dev/null >"$out/samples.txt"
+	report=qemu_prof.py
+else
+	perf script -i "$out/perf.data" -F tid,time,trace 2>/dev/null >"$out/fills.txt"
+	report=tlb_fills.py
+fi
 rm -f "$out/perf.data"
-"${PYTHON:-/usr/bin/python3}" tools/bench/tlb_fills.py "$out" | tee "$out/report.txt"
+"${PYTHON:-/usr/bin/python3}" "tools/bench/$report" "$out" | tee "$out/report.txt"
