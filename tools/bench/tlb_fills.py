@@ -37,6 +37,7 @@ def in_run(t):
 
 wf = os.path.join(d, "what")
 tb = os.path.exists(wf) and open(wf).read().strip() == "tb"
+what = "jump-cache misses" if tb else "fills"
 fills = []  # (t, addr, ifetch)
 pat = re.compile(r"\s*\d+\s+([\d.]+):.*addr=0x([0-9a-f]+)(?: acc=(-?\d+))?")
 for line in open(os.path.join(d, "fills.txt")):
@@ -82,7 +83,7 @@ for (name, rnd) in sorted({(k[0], k[1]) for k in marks}, key=lambda x: (x[1], x[
         if c / n >= 0.2:
             print("   %-22s %-5s %7.2f" % (r, kind, c / n))
     hot = [(c / n, p, ifx) for (p, ifx), c in pages.items() if c / n >= 0.3]
-    print("   pages filled 0.3 times per iteration or more: %d" % len(hot))
+    print("   pages with %s 0.3 times per iteration or more: %d" % (what, len(hot)))
     for v, p, ifx in sorted(hot, reverse=True)[:20]:
         a = p << 12
         r = region(a, mods)
@@ -96,7 +97,7 @@ for (name, rnd) in sorted({(k[0], k[1]) for k in marks}, key=lambda x: (x[1], x[
         print("   lookups by the target's function, per iteration:")
         for f, c in fns.most_common(int(os.environ.get("TF_FUNCS", "30"))):
             print("     %7.2f  %s" % (c / n, f))
-print("\nfills per iteration of the longest runs, median (range) over rounds:")
+print("\n%s per iteration of the longest runs, median (range) over rounds:" % what)
 for name in order:
     x = per_variant[name]
     print("  %-16s %7.1f (%.1f-%.1f), %d rounds" % (name, statistics.median(x), min(x), max(x), len(x)))
