@@ -5,7 +5,8 @@
 Input: CSV rows driver,loss_pct,test,value,unit,status.  The table has one
 row per (test, loss): MetaRoCE, rxe, TCP, and the ratios metaroce/rxe,
 metaroce/TCP (bandwidth tests) and lossy/lossless (MetaRoCE's value at this
-loss over its value at 0 %).  For latency lower is better, so a
+loss over its value at 0 %, netem dropping nothing; loss "none" is the path
+without netem, and its lossy/0% column says what netem itself costs).  For latency lower is better, so a
 metaroce/rxe ratio below 1 favours MetaRoCE there.  With several rounds
 (run.sh --repeat) every figure is the median of its rounds, and a last
 column gives the range of the rounds' metaroce/rxe ratios.
@@ -73,10 +74,12 @@ def table(rounds, losses):
     for test, unit in TESTS:
         if not any(k[2] == test for k in data):
             continue
-        base = data.get(("metaroce", losses[0], test))
+        base = data.get(("metaroce", "0" if "0" in losses else losses[0], test))
         for l in losses:
             mr = data.get(("metaroce", l, test))
             rx = data.get(("rxe", l, test))
+            if l == "none" and mr is None and rx is None:
+                continue  # latency is not measured without netem
             t = tcp[l] if unit == "MB/s" else None
             lines.append(
                 f"{test:<16} {l:>6} {fmt(mr):>10} {fmt(rx):>10}"
@@ -111,7 +114,7 @@ def plot(data, losses, path):
             ax.plot([i for i, y in zip(x, ys) if y], [y for y in ys if y],
                     "^:", label="TCP (iperf3)")
         ax.set_xticks(x)
-        ax.set_xticklabels([f"{l}%" for l in losses])
+        ax.set_xticklabels(["no qdisc" if l == "none" else f"{l}%" for l in losses])
         ax.set_xlabel("netem loss, both directions")
         ax.set_ylabel(unit)
         ax.set_yscale("log")

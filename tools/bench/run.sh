@@ -3,13 +3,16 @@
 # The VM benchmark (make bench): in one boot of the test VM, ib_write_bw,
 # ib_send_bw and ib_write_lat over MetaRoCE and over rdma_rxe on the same
 # veth path with netem loss 0, 0.1 %, 1 % and 10 %, plus iperf3 TCP on that
-# path as the reference.  Prints a table with ratios and writes
+# path as the reference.  Loss 0 runs through netem dropping nothing, so
+# lossy/lossless compares like with like; "none" (bandwidth and TCP only)
+# is the bare path without a qdisc, to show what netem itself costs.
+# Prints a table with ratios and writes
 #   results/bench/<stamp>/bench.csv   every measurement
 #   results/bench/<stamp>/bench.txt   the table
 #   results/bench/<stamp>/bench.png   the plot
 # (and results/bench/latest -> <stamp>).
 #
-#   tools/bench/run.sh [--seconds S] [--losses "0 0.1 1 10"]
+#   tools/bench/run.sh [--seconds S] [--losses "none 0 0.1 1 10"]
 #                      [--drivers "rxe metaroce"] [--size BYTES] [--rps]
 #                      [--repeat N] [--no-pin]
 #
@@ -34,12 +37,15 @@
 #
 # perftest measures only the middle of a -D run, so compared figures use
 # -D 8 or more (the default).  The environment's BENCH_LAT_ITERS (20000)
-# and BENCH_LAT_PAIRS (5) set the iterations of a lossless latency run and
-# the runs per driver, loss and round.  Expect about 12 minutes a round.
+# sets the iterations of a lossless latency run, BENCH_LAT_PAIRS (10) the
+# runs per driver and round at loss 0 and BENCH_LAT_PAIRS_LOSSY (3) at each
+# other loss.  Each run draws its own level (design.md §8, "The jump
+# cache"): more runs, not longer ones, measure a mean.  Expect about 12
+# minutes a round.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=8
-losses="0 0.1 1 10"
+losses="none 0 0.1 1 10"
 drivers="rxe metaroce"
 size=65536
 rps=0
@@ -55,7 +61,7 @@ while [ $# -gt 0 ]; do
 	--repeat) repeat=$2; shift 2 ;;
 	--pin) pin=1; shift ;;
 	--no-pin) pin=0; shift ;;
-	-h | --help) sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -78,7 +84,8 @@ rc=0
 	"BENCH_CSV=\$METAROCE_OUT/bench.csv BENCH_SECONDS=$seconds \
 	 BENCH_LOSSES='$losses' BENCH_DRIVERS='$drivers' BENCH_SIZE=$size \
 	 BENCH_RPS=$rps BENCH_REPEAT=$repeat BENCH_PIN=$pin \
-	 BENCH_LAT_ITERS=${BENCH_LAT_ITERS:-20000} BENCH_LAT_PAIRS=${BENCH_LAT_PAIRS:-5} \
+	 BENCH_LAT_ITERS=${BENCH_LAT_ITERS:-20000} BENCH_LAT_PAIRS=${BENCH_LAT_PAIRS:-10} \
+	 BENCH_LAT_PAIRS_LOSSY=${BENCH_LAT_PAIRS_LOSSY:-3} \
 	 tools/bench/vm_bench.sh" || rc=$?
 if [ ! -s "$out/vm/bench.csv" ]; then
 	echo "bench: the VM produced no measurements (exit $rc); see $out/vm" >&2
