@@ -6,8 +6,9 @@ Input: CSV rows driver,loss_pct,test,value,unit,status.  The table has one
 row per (test, loss): MetaRoCE, rxe, TCP, and the ratios metaroce/rxe,
 metaroce/TCP (bandwidth tests) and lossy/lossless (MetaRoCE's value at this
 loss over its value at 0 %, netem dropping nothing; loss "none" is the path
-without netem, and its lossy/0% column says what netem itself costs).  For latency lower is better, so a
-metaroce/rxe ratio below 1 favours MetaRoCE there.  With several rounds
+without netem, and its lossy/0% column says what netem itself costs).  For
+latency lower is better, so a metaroce/rxe ratio below 1 favours MetaRoCE
+there.  With several rounds
 (run.sh --repeat) every figure is the median of its rounds, and a last
 column gives the range of the rounds' metaroce/rxe ratios.
 """

@@ -40,7 +40,7 @@
 # sets the iterations of a lossless latency run, BENCH_LAT_PAIRS (10) the
 # runs per driver and round at loss 0 and BENCH_LAT_PAIRS_LOSSY (3) at each
 # other loss.  Each run draws its own level (design.md §8, "The jump
-# cache"): more runs, not longer ones, measure a mean.  Expect about 12
+# cache"): more runs, not longer ones, measure a mean.  Expect about 9
 # minutes a round.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
