@@ -83,11 +83,6 @@ def seg_bounds(d, name, rnd, drv):
     return "%x %x %d %s->%s#%s" % (syms[start], syms[end], int(nth), start, end, nth)
 
 
-if __name__ == "__main__":
-    import sys
-    print(seg_bounds(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]))
-
-
 def load_marks(d):
     """The guest's "MARK start|end NAME ROUND ITERS [info]" lines of
     D/stamped.log, as {(name, round, iters): {"start", "end", "info"}} on
@@ -103,3 +98,9 @@ def load_marks(d):
             if m.group(1) == "end":
                 e["info"] = m.group(5).strip()
     return marks
+
+
+if __name__ == "__main__":
+    import sys
+    print(seg_bounds(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]))
+

@@ -31,7 +31,8 @@
 #
 #   tools/bench/tlb_fills.sh --prof [--freq HZ] [--rounds N] [--iters ..] NAME=..
 #
-# Needs root, perf and uprobes on the host (tracefs is mounted if needed).
+# Needs root and perf on the host, and uprobes but for --prof (tracefs is
+# mounted if needed).
 # Output in results/tlb_fills/<stamp>/ (fills.txt or samples.txt,
 # report.txt, the VM's logs).
 set -eu
@@ -48,7 +49,7 @@ while [ $# -gt 0 ]; do
 	--tb) what=tb; shift ;;
 	--prof) what=prof; shift ;;
 	--freq) freq=$2; shift 2 ;;
-	-h | --help) sed -n '3,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '3,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "tlb_fills.sh: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -59,7 +60,9 @@ cd "$top"
 command -v perf >/dev/null || tools/deps.sh
 bench_prereqs module
 q=/usr/bin/qemu-system-x86_64
-[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing
+# uprobes need tracefs; --prof samples without them
+[ "$what" = prof ] || [ -d /sys/kernel/tracing/events ] ||
+	mount -t tracefs nodev /sys/kernel/tracing
 out=$top/results/tlb_fills/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 echo "$what" >"$out/what"

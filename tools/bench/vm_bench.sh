@@ -18,7 +18,8 @@
 # ib_write_lat (64 B, -n: the average, the median and the 99th percentile)
 # with both drivers' devices up at once, the drivers taking turns run by run
 # ($BENCH_LAT_PAIRS runs each at loss 0, $BENCH_LAT_PAIRS_LOSSY at the
-# others); then iperf3 TCP over the same path.  Rows go to $BENCH_CSV as they are measured:
+# others); then iperf3 TCP over the same path.  Rows go to $BENCH_CSV as
+# they are measured:
 #   driver,loss_pct,test,value,unit,status
 # BENCH_REPEAT=N runs N such rounds (one row per measurement and round).
 . "$METAROCE_ROOT/selftests/verbs/datapath_lib.sh"
