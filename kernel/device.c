@@ -209,9 +209,10 @@ static void mroce_init_state(struct mroce_dev *mdev)
 	atomic_set(&mdev->mr_tag, get_random_u32());
 	mroce_peers_init(mdev);
 	mroce_share_setup(mdev);
-	/* RESETs for unknown connection ids: a burst of 32, 100 a second. */
-	ratelimit_state_init(&mdev->reset_rs, HZ / 100, 32);
-	ratelimit_set_flags(&mdev->reset_rs, RATELIMIT_MSG_ON_RELEASE);
+	mroce_bucket_init(&mdev->reset_tb, MROCE_RESET_RATE,
+			  MROCE_RESET_BURST);
+	mroce_bucket_init(&mdev->challenge_tb, MROCE_CHALLENGE_RATE,
+			  MROCE_CHALLENGE_BURST);
 }
 
 /* Not under RTNL: ib_unregister_device() may wait for RTNL users. */

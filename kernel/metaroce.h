@@ -63,14 +63,10 @@
 #define MROCE_MAX_MSG_SIZE	BIT(31)
 
 /*
- * A connection id is a slot of mdev->conns (low bits, the lowest free one:
- * the xarray stays as shallow as the number of live peers lets it, a lookup
- * per packet) and a generation (high bits, per device, random start), so
- * the id of a closed connection does not name the one that reuses its slot.
+ * A connection id is 32 random bits (never 0), the key of mdev->conns.  An
+ * off-path host that wants a packet taken by a connection must guess both
+ * ends' ids, which it never sees (protocol.md 15).
  */
-#define MROCE_CONN_SLOT_BITS	16
-#define MROCE_CONN_SLOT_MASK	((1u << MROCE_CONN_SLOT_BITS) - 1)
-#define mroce_conn_slot(id)	((id) & MROCE_CONN_SLOT_MASK)
 
 /* QP numbers: 0 and 1 are the IB special QPs, never handed out. */
 #define MROCE_QPN_MIN		16
@@ -100,6 +96,9 @@ enum mroce_cnt {
 	MROCE_CNT_RX_HOST_CE,		/* taken as CE: host backlog (rx.c) */
 	MROCE_CNT_RESET_SENT,
 	MROCE_CNT_RESET_LIMITED,	/* RESET not sent: rate limit */
+	MROCE_CNT_RX_CONNECT_UNPROVEN,	/* CONNECT without a valid cookie */
+	MROCE_CNT_CHALLENGE_SENT,	/* cookie CHALLENGEs sent */
+	MROCE_CNT_CHALLENGE_LIMITED,	/* ... not sent: rate limit */
 	MROCE_CNT_TX_NOMEM,
 	MROCE_CNT_TX_NO_ROUTE,
 	MROCE_CNT_TX_LOCAL_ERR,		/* payload source vanished (MR gone) */
@@ -128,6 +127,26 @@ struct mroce_retired {
 
 struct mroce_net;
 struct mroce_peer;
+
+/*
+ * Rate limit of what the receive path sends to hosts that proved nothing
+ * (RESETs, cookie CHALLENGEs): a generic cell rate algorithm, @rate per
+ * second with bursts of @burst.  Documented in protocol.md 15.
+ */
+struct mroce_bucket {
+	spinlock_t lock;
+	u64 tat;		/* ns: when the bucket is empty again */
+	u64 interval;		/* ns per packet */
+	u64 slack;		/* (burst - 1) * interval */
+};
+
+#define MROCE_RESET_RATE	100
+#define MROCE_RESET_BURST	10
+#define MROCE_CHALLENGE_RATE	1000
+#define MROCE_CHALLENGE_BURST	100
+
+void mroce_bucket_init(struct mroce_bucket *b, u32 rate, u32 burst);
+bool mroce_bucket_take(struct mroce_bucket *b, u64 now);
 
 struct mroce_dev {
 	struct ib_device ibdev;		/* first: ib_alloc_device() requires it */
@@ -169,9 +188,9 @@ struct mroce_dev {
 	DECLARE_HASHTABLE(peers, 8);
 	struct list_head peer_list;
 	unsigned int npeers;
-	struct xarray conns;		/* id's slot -> struct mroce_peer */
-	u16 conn_gen;			/* generation of the last id given */
+	struct xarray conns;		/* connection id -> struct mroce_peer */
 	u64 nonce;			/* this endpoint instance (CONNECT) */
+	struct mroce_key cookie_key;	/* CONNECT cookies (core/cookie.h) */
 
 	/* CONNECTs from unknown addresses, turned into peers by open_work. */
 	spinlock_t open_lock;
@@ -188,7 +207,9 @@ struct mroce_dev {
 	u64 capacity;			/* bytes/s, 0 = unknown: no hints */
 	u32 line_rate;			/* the link's, 1000 B/s; 0 = unknown */
 
-	struct ratelimit_state reset_rs;
+	/* answers to strangers: RESETs and cookie CHALLENGEs (tx.c) */
+	struct mroce_bucket reset_tb;
+	struct mroce_bucket challenge_tb;
 	atomic64_t cnt[MROCE_NUM_GLUE_CNT];
 	struct mroce_retired retired;	/* under peers_mutex */
 	struct dentry *dbg;
@@ -726,15 +747,12 @@ struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
 				   const struct in6_addr *raddr);
 
 /*
- * The peer of connection id @id (under RCU): its slot's occupant, if that
- * carries the same generation; else a closed connection's slot was reused.
+ * The peer of connection id @id (under RCU), or NULL.
  */
 static inline struct mroce_peer *mroce_peer_by_id(struct mroce_dev *mdev,
 						  u32 id)
 {
-	struct mroce_peer *p = xa_load(&mdev->conns, mroce_conn_slot(id));
-
-	return p && p->id == id ? p : NULL;
+	return xa_load(&mdev->conns, id);
 }
 
 void mroce_peer_attach(struct mroce_peer *peer, struct mroce_qp *qp);
@@ -755,6 +773,9 @@ void mroce_batch_build_ack(struct mroce_peer *peer, struct mroce_batch *b);
 void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
 		      bool v4, const struct in6_addr *laddr,
 		      const struct in6_addr *raddr);
+void mroce_send_challenge(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
+			  bool v4, const struct in6_addr *laddr,
+			  const struct in6_addr *raddr, u64 now);
 
 /* rx.c */
 void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb);

@@ -6,7 +6,9 @@
  * Creation is in process context only (a connection is tens of KiB): at a
  * QP's RTR (active open), or by open_work for a CONNECT from an unknown
  * address (passive open; the receive path queues it, bounded, and the
- * opener retransmits meanwhile).  A peer whose connection failed or closed
+ * opener retransmits meanwhile).  The receive path queues only a CONNECT
+ * that echoed a valid cookie: its sender receives at the address it
+ * claims, so spoofed CONNECTs never make a peer (protocol.md 6.2).  A peer whose connection failed or closed
  * stays until its QPs leave; the next RTR or CONNECT for that address gets
  * a new peer.
  *
@@ -446,40 +448,51 @@ void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
 
 static struct mroce_peer *peer_alloc(struct mroce_dev *mdev,
 				     const struct in6_addr *laddr,
-				     const struct in6_addr *raddr, bool v4)
+				     const struct in6_addr *raddr, bool v4,
+				     gfp_t gfp)
 {
 	unsigned int mtu = READ_ONCE(mdev->ndev->mtu);
 	struct mroce_cfg cfg;
+	struct mroce_key key;
 	struct mroce_peer *p;
-	u32 id, slot;
-	int err;
+	int err, tries;
+	u32 id;
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	/* an active open is the verbs user's doing: charge its cgroup */
+	p = kzalloc(sizeof(*p), gfp);
 	if (!p)
 		return ERR_PTR(-ENOMEM);
 	mroce_conn_cfg(mdev, &cfg);
-	p->conn = kvzalloc(mroce_conn_size(cfg.npaths), GFP_KERNEL);
+	p->conn = kvzalloc(mroce_conn_size(cfg.npaths), gfp);
 	if (!p->conn) {
 		err = -ENOMEM;
 		goto err_free;
 	}
-	/* Slot reserved now, published by peer_hash(). */
-	err = xa_alloc(&mdev->conns, &slot, NULL,
-		       XA_LIMIT(0, MROCE_CONN_SLOT_MASK), GFP_KERNEL);
+	/*
+	 * A random id, reserved now and published by peer_hash(); a clash
+	 * with a live one (birthday odds at a thousand peers: 1 in 10^4)
+	 * draws again.
+	 */
+	for (tries = 0;; tries++) {
+		id = get_random_u32();
+		if (!id)
+			continue;
+		err = xa_insert(&mdev->conns, id, NULL, GFP_KERNEL);
+		if (err != -EBUSY || tries >= 8)
+			break;
+	}
 	if (err < 0)
 		goto err_free;
-	/* Generation 0 is skipped: 0 is not a valid id. */
-	if (!++mdev->conn_gen)
-		mdev->conn_gen++;
-	id = (u32)mdev->conn_gen << MROCE_CONN_SLOT_BITS | slot;
 	err = mroce_conn_init(p->conn, &cfg, &mroce_core_ops, p, id,
 			      mdev->nonce, get_random_u64(), ktime_get_ns());
 	if (err) {
-		xa_erase(&mdev->conns, slot);
+		xa_erase(&mdev->conns, id);
 		err = -EINVAL;
 		goto err_free;
 	}
-	p->routes = kcalloc(cfg.npaths, sizeof(*p->routes), GFP_KERNEL);
+	get_random_bytes(&key, sizeof(key));
+	mroce_conn_set_key(p->conn, &key);
+	p->routes = kcalloc(cfg.npaths, sizeof(*p->routes), gfp);
 	if (!p->routes)
 		goto err_conn;
 	for (; p->nroutes < cfg.npaths; p->nroutes++)
@@ -507,7 +520,7 @@ static struct mroce_peer *peer_alloc(struct mroce_dev *mdev,
 	return p;
 
 err_conn:
-	xa_erase(&mdev->conns, slot);
+	xa_erase(&mdev->conns, id);
 	err = -ENOMEM;
 err_free:
 	peer_free_routes(p);
@@ -520,7 +533,7 @@ err_free:
 static void peer_hash(struct mroce_dev *mdev, struct mroce_peer *p)
 {
 	lockdep_assert_held(&mdev->peers_mutex);
-	xa_store(&mdev->conns, mroce_conn_slot(p->id), p, GFP_KERNEL);
+	xa_store(&mdev->conns, p->id, p, GFP_KERNEL);
 	hash_add_rcu(mdev->peers, &p->hnode, addr_hash(&p->raddr));
 	list_add_tail(&p->node, &mdev->peer_list);
 	mdev->npeers++;
@@ -587,7 +600,7 @@ static void peer_unhash(struct mroce_dev *mdev, struct mroce_peer *p)
 	p->hashed = false;
 	mroce_share_del(mdev, p->conn);
 	hash_del_rcu(&p->hnode);
-	xa_erase(&mdev->conns, mroce_conn_slot(p->id));
+	xa_erase(&mdev->conns, p->id);
 	peer_put_locked(p);
 }
 
@@ -633,7 +646,8 @@ static struct mroce_peer *peer_lookup_create(struct mroce_dev *mdev,
 			p = ERR_PTR(-ENOSPC);
 			goto out;
 		}
-		p = peer_alloc(mdev, laddr, raddr, v4);
+		p = peer_alloc(mdev, laddr, raddr, v4,
+			       passive ? GFP_KERNEL : GFP_KERNEL_ACCOUNT);
 		if (IS_ERR(p))
 			goto out;
 		peer_hash(mdev, p);
@@ -831,9 +845,9 @@ void mroce_peers_init(struct mroce_dev *mdev)
 	mutex_init(&mdev->peers_mutex);
 	hash_init(mdev->peers);
 	INIT_LIST_HEAD(&mdev->peer_list);
-	xa_init_flags(&mdev->conns, XA_FLAGS_ALLOC);
-	mdev->conn_gen = get_random_u16();
+	xa_init(&mdev->conns);
 	mdev->nonce = get_random_u64() | 1;
+	get_random_bytes(&mdev->cookie_key, sizeof(mdev->cookie_key));
 	spin_lock_init(&mdev->open_lock);
 	INIT_LIST_HEAD(&mdev->open_queue);
 	INIT_WORK(&mdev->open_work, mroce_open_work);

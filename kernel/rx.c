@@ -3,7 +3,8 @@
  * Receive, in softirq from the netns socket's encap_rcv (the UDP checksum
  * was verified by then).  The MetaRoCE header is made linear (an ACK
  * entirely, its blocks are read) and decoded; rejections are counted by
- * reason.  A CONNECT goes to the peer of its source address, or to the
+ * reason.  A CONNECT must echo a cookie (else a CHALLENGE gives it one and
+ * nothing is kept), then goes to the peer of its source address, or to the
  * passive-open queue; anything else to the peer its dst_conn names, if it
  * came from that peer's address, else a RESET answers it.  The core then
  * runs under the peer lock with the skb as the payload handle: placement
@@ -125,6 +126,16 @@ void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 		goto drop;
 
 	if (pkt.hdr.opcode == MROCE_OP_CONNECT) {
+		/* No state for a sender that has not proven its address. */
+		u64 now = ktime_get_ns();
+
+		if (!mroce_cookie_valid(&mdev->cookie_key, saddr.s6_addr, &pkt,
+					now)) {
+			mroce_count(mdev, MROCE_CNT_RX_CONNECT_UNPROVEN);
+			mroce_send_challenge(mdev, &pkt, v4, &daddr, &saddr,
+					     now);
+			goto drop;
+		}
 		peer = mroce_peer_find(mdev, &saddr);
 		if (!peer || READ_ONCE(peer->closed)) {
 			mroce_queue_open(mdev, &saddr, &daddr, v4, skb,
@@ -133,13 +144,18 @@ void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 		}
 	} else {
 		peer = mroce_peer_by_id(mdev, pkt.hdr.dst_conn);
-		if (!peer) {
-			mroce_count(mdev, MROCE_CNT_RX_UNKNOWN_CONN);
-			mroce_send_reset(mdev, &pkt, v4, &daddr, &saddr);
-			goto drop;
-		}
-		if (!ipv6_addr_equal(&peer->raddr, &saddr)) {
+		/*
+		 * An id from another address is answered as an unknown one:
+		 * the answer must not tell which ids exist.
+		 */
+		if (peer && !ipv6_addr_equal(&peer->raddr, &saddr)) {
 			mroce_count(mdev, MROCE_CNT_RX_WRONG_ADDR);
+			peer = NULL;
+		} else if (!peer) {
+			mroce_count(mdev, MROCE_CNT_RX_UNKNOWN_CONN);
+		}
+		if (!peer) {
+			mroce_send_reset(mdev, &pkt, v4, &daddr, &saddr);
 			goto drop;
 		}
 	}
@@ -171,6 +187,15 @@ void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 		mroce_conn_rx(peer->conn, &pkt, skb->data, &meta, b.now);
 	}
 	mroce_peer_unlock(peer, &b);
+	/*
+	 * A proven CONNECT with another nonce or id ended the connection it
+	 * reached (the peer restarted): it opens the new one at once.
+	 */
+	if (pkt.hdr.opcode == MROCE_OP_CONNECT && READ_ONCE(peer->closed)) {
+		mroce_queue_open(mdev, &saddr, &daddr, v4, skb, skb->len);
+		kfree_skb(skb);
+		return;
+	}
 	consume_skb(skb);
 	return;
 

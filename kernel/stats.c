@@ -42,6 +42,9 @@ static const struct {
 	CONN_STAT(tx_ack_bodies, "tx_ack_bodies"),
 	CONN_STAT(rx_ack_bodies, "rx_ack_bodies"),
 	CONN_STAT(ack_holds, "ack_holds"),
+	CONN_STAT(rx_challenged, "rx_challenged"),
+	CONN_STAT(tx_challenges, "tx_challenges"),
+	CONN_STAT(rx_proven_end, "rx_proven_end"),
 };
 
 /* Counters of the glue (enum mroce_cnt), then these, then the others. */
@@ -67,6 +70,9 @@ static const char *const mroce_glue_stat[MROCE_NUM_GLUE_CNT] = {
 	[MROCE_CNT_RX_HOST_CE] = "rx_host_ce",
 	[MROCE_CNT_RESET_SENT] = "resets_sent",
 	[MROCE_CNT_RESET_LIMITED] = "resets_limited",
+	[MROCE_CNT_RX_CONNECT_UNPROVEN] = "rx_connect_unproven",
+	[MROCE_CNT_CHALLENGE_SENT] = "challenges_sent",
+	[MROCE_CNT_CHALLENGE_LIMITED] = "challenges_limited",
 	[MROCE_CNT_TX_NOMEM] = "tx_nomem",
 	[MROCE_CNT_TX_NO_ROUTE] = "tx_no_route",
 	[MROCE_CNT_TX_LOCAL_ERR] = "tx_local_err",

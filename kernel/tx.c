@@ -484,29 +484,37 @@ void mroce_peer_xmit_list(struct mroce_peer *p, struct sk_buff_head *q)
 	}
 }
 
-/*
- * Answer a packet for an unknown connection id with a RESET (rate limited),
- * from @laddr to @raddr, the addresses the packet came between.
- */
-void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
-		      bool v4, const struct in6_addr *laddr,
-		      const struct in6_addr *raddr)
+void mroce_bucket_init(struct mroce_bucket *b, u32 rate, u32 burst)
 {
-	u8 buf[MROCE_HDR_LEN + MROCE_RESET_EXT_LEN];
-	struct sk_buff *skb;
-	unsigned int room;
-	u32 n;
+	spin_lock_init(&b->lock);
+	b->tat = 0;
+	b->interval = NSEC_PER_SEC / rate;
+	b->slack = (u64)(burst - 1) * b->interval;
+}
 
-	if (pkt->hdr.opcode == MROCE_OP_RESET)
-		return;
-	if (!__ratelimit(&mdev->reset_rs)) {
-		mroce_count(mdev, MROCE_CNT_RESET_LIMITED);
-		return;
-	}
-	n = mroce_reset_reply(pkt, MROCE_RESET_UNKNOWN_CONN, buf);
-	if (!n)
-		return;
-	room = skb_headroom_for(mdev->ndev, v4);
+/* May one more packet go at @now? */
+bool mroce_bucket_take(struct mroce_bucket *b, u64 now)
+{
+	bool ok;
+
+	spin_lock_bh(&b->lock);
+	if (b->tat < now)
+		b->tat = now;
+	ok = b->tat - now <= b->slack;
+	if (ok)
+		b->tat += b->interval;
+	spin_unlock_bh(&b->lock);
+	return ok;
+}
+
+/* Send the @n bytes at @buf from @laddr to @raddr, off any connection. */
+static void xmit_stray(struct mroce_dev *mdev, const void *buf, u32 n,
+		       bool v4, const struct in6_addr *laddr,
+		       const struct in6_addr *raddr)
+{
+	unsigned int room = skb_headroom_for(mdev->ndev, v4);
+	struct sk_buff *skb;
+
 	skb = alloc_skb(room + n, GFP_ATOMIC);
 	if (!skb) {
 		mroce_count(mdev, MROCE_CNT_TX_NOMEM);
@@ -517,6 +525,52 @@ void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
 	mroce_cb(skb)->sport = mroce_udp_port;
 	mroce_cb(skb)->path = 0;
 	mroce_cb(skb)->tos = 0;
-	mroce_count(mdev, MROCE_CNT_RESET_SENT);
 	xmit_one(mdev, v4, laddr, raddr, NULL, skb);
+}
+
+/*
+ * Answer a packet for an unknown connection id, or for a known one from
+ * another address than its peer's (the same answer: it must not tell an
+ * attacker which ids exist), with a RESET, rate limited; from @laddr to
+ * @raddr, the addresses the packet came between.
+ */
+void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
+		      bool v4, const struct in6_addr *laddr,
+		      const struct in6_addr *raddr)
+{
+	u8 buf[MROCE_HDR_LEN + MROCE_RESET_EXT_LEN];
+	u32 n;
+
+	if (pkt->hdr.opcode == MROCE_OP_RESET)
+		return;
+	if (!mroce_bucket_take(&mdev->reset_tb, ktime_get_ns())) {
+		mroce_count(mdev, MROCE_CNT_RESET_LIMITED);
+		return;
+	}
+	n = mroce_reset_reply(pkt, MROCE_RESET_UNKNOWN_CONN, buf);
+	if (!n)
+		return;
+	mroce_count(mdev, MROCE_CNT_RESET_SENT);
+	xmit_stray(mdev, buf, n, v4, laddr, raddr);
+}
+
+/*
+ * Answer a CONNECT that echoed no valid cookie with the CHALLENGE that
+ * gives its sender one (protocol.md 6.2), rate limited.  Nothing is kept.
+ */
+void mroce_send_challenge(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
+			  bool v4, const struct in6_addr *laddr,
+			  const struct in6_addr *raddr, u64 now)
+{
+	u8 buf[MROCE_HDR_LEN + MROCE_CHALLENGE_EXT_LEN];
+	u32 n;
+
+	if (!mroce_bucket_take(&mdev->challenge_tb, now)) {
+		mroce_count(mdev, MROCE_CNT_CHALLENGE_LIMITED);
+		return;
+	}
+	n = mroce_cookie_challenge(&mdev->cookie_key, raddr->s6_addr, pkt, now,
+				   buf);
+	mroce_count(mdev, MROCE_CNT_CHALLENGE_SENT);
+	xmit_stray(mdev, buf, n, v4, laddr, raddr);
 }

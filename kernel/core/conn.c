@@ -57,7 +57,7 @@ void mroce_cfg_default(struct mroce_cfg *cfg)
 /* Whole lines: paths[] of a line-aligned connection start on lines. */
 _Static_assert(offsetof(struct mroce_conn, paths) % 64 == 0 &&
 	       sizeof(struct mroce_path) % 64 == 0,
-	       "struct mroce_conn: pad before paths[]");
+	       "struct mroce_conn: paths[] not on a line");
 
 void mroce_conn_stats_sum(const struct mroce_conn *c,
 			  struct mroce_conn_stats *sum)
@@ -173,6 +173,8 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
 	c->id = id;
 	c->nonce = nonce;
 	c->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
+	c->key.k0 = c->rng ^ nonce;
+	c->key.k1 = c->rng * 0x9e3779b97f4a7c15ull + id;
 	c->state = MROCE_CONN_IDLE;
 	c->npaths = cfg->npaths;
 	c->tx_dsn_window = cfg->dsn_window;
@@ -204,6 +206,11 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
 	c->retx_cap = cfg->npaths * MROCE_PATH_WINDOW;
 	c->timer_dirty = ~0ull;
 	return 0;
+}
+
+void mroce_conn_set_key(struct mroce_conn *c, const struct mroce_key *key)
+{
+	c->key = *key;
 }
 
 void mroce_conn_open(struct mroce_conn *c, u64 now)
@@ -367,11 +374,18 @@ void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 				 */
 				if (!c->peer_nonce)
 					adopt_implicit(c, pkt);
-				if (c->state == MROCE_CONN_ESTABLISHED)
-					c->accept_pending = 1;	/* ours was lost */
+				/* ours was lost; one per rto_min at most */
+				if (c->state == MROCE_CONN_ESTABLISHED &&
+				    now >= c->accept_next)
+					c->accept_pending = 1;
 				return;
 			}
-			/* the peer restarted: what we had with it is gone */
+			/*
+			 * Another nonce or id, with a cookie (the caller
+			 * checked it): the host at the peer's address has
+			 * restarted or given our connection up.  What we
+			 * had with it is gone.
+			 */
 			mroce_conn_fail(c, MROCE_FAIL_RESTARTED);
 			return;
 		default:
@@ -390,8 +404,12 @@ void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		start_granted(c, hl->rate_hint, now);
 		establish(c, now);
 	} else if (c->state == MROCE_CONN_ESTABLISHED &&
-		   pkt->hdr.src_conn == c->peer_id) {
-		/* completes an implicit accept; a repeat changes nothing */
+		   (pkt->hdr.src_conn == c->peer_id || !c->peer_nonce)) {
+		/*
+		 * Completes an implicit accept; a repeat changes nothing.
+		 * The ACCEPT echoes our nonce, the packet that made the
+		 * implicit accept only named our id: the ACCEPT's id wins.
+		 */
 		if (!c->peer_nonce)
 			adopt_implicit(c, pkt);
 		/*
@@ -419,7 +437,104 @@ u32 mroce_reset_reply(const struct mroce_pkt *pkt, u32 reason, void *buf)
 	out.hdr.src_conn = pkt->hdr.dst_conn;
 	out.hdr.path = pkt->hdr.path;
 	out.reset.reason = reason;
+	if (pkt->hdr.opcode == MROCE_OP_CHALLENGE)
+		out.reset.echo = pkt->challenge.token;
+	else if (pkt->hdr.opcode == MROCE_OP_CONNECT)
+		out.reset.echo = pkt->hello.nonce;
 	return mroce_wire_encode(&out, buf);
+}
+
+/*
+ * A RESET or CLOSE from the peer's id, which anyone who learnt both ids
+ * could have sent: ask the peer, with a token only a host receiving at its
+ * address can echo.  The peer answers with a RESET echoing it only if it
+ * has indeed lost or closed the connection; a live peer ignores it.  One
+ * CHALLENGE per initial RTO at most.
+ */
+static void challenge_peer(struct mroce_conn *c, u64 now)
+{
+	u8 in[16];
+
+	c->stats.rx_challenged++;
+	if (now < c->challenge_next)
+		return;
+	c->challenge_next = now + c->cfg.rto_init_ns;
+	if (!c->challenge) {
+		mroce_put_be64(c->nonce, in);
+		mroce_put_be32(c->id, in + 8);
+		mroce_put_be32(c->peer_id, in + 12);
+		c->challenge = mroce_siphash(&c->key, in, sizeof(in)) | 1;
+	}
+	c->challenge_pending = 1;
+}
+
+void mroce_conn_on_reset(struct mroce_conn *c, const struct mroce_pkt *pkt,
+			 u64 now)
+{
+	const struct mroce_hdr *h = &pkt->hdr;
+
+	/* a refusal of our CONNECT echoes its nonce */
+	if (pkt->reset.echo == c->nonce &&
+	    (c->state == MROCE_CONN_CONNECTING ||
+	     (c->state == MROCE_CONN_ESTABLISHED && !c->peer_nonce))) {
+		mroce_conn_fail(c, pkt->reset.reason);
+		return;
+	}
+	if (c->state != MROCE_CONN_ESTABLISHED || h->src_conn != c->peer_id) {
+		c->stats.rx_drop_state++;
+		return;
+	}
+	if (!c->challenge || pkt->reset.echo != c->challenge) {
+		challenge_peer(c, now);
+		return;
+	}
+	/* proven: the peer has no connection with us any more */
+	c->stats.rx_proven_end++;
+	if (c->close_seen) {
+		c->state = MROCE_CONN_CLOSED;
+		c->ops->conn_event(c->ctx, c, MROCE_EV_CLOSED, 0);
+		return;
+	}
+	mroce_conn_fail(c, pkt->reset.reason);
+}
+
+void mroce_conn_on_close(struct mroce_conn *c, u64 now)
+{
+	c->close_seen = 1;
+	challenge_peer(c, now);
+}
+
+void mroce_conn_on_challenge(struct mroce_conn *c,
+			     const struct mroce_pkt *pkt, u64 now)
+{
+	const struct mroce_hdr *h = &pkt->hdr;
+	bool hello = c->state == MROCE_CONN_CONNECTING ||
+		     (c->state == MROCE_CONN_ESTABLISHED && !c->peer_nonce);
+
+	(void)now;
+	if (!h->src_conn) {
+		/* a cookie for our CONNECT: send it again at once, with it */
+		if (!hello)
+			goto drop;
+		if (pkt->challenge.token != c->cookie) {
+			c->cookie = pkt->challenge.token;
+			c->hello_now = 1;
+		}
+		return;
+	}
+	if (h->src_conn != c->peer_id)
+		goto drop;
+	if (c->state == MROCE_CONN_FAILED || c->state == MROCE_CONN_CLOSED) {
+		/* what the peer asks to be proven is true: say so */
+		c->reset_echo = pkt->challenge.token;
+		c->reset_pending = 1;
+		return;
+	}
+	/* alive: nothing to answer, the peer hears from us anyway */
+	if (c->state == MROCE_CONN_ESTABLISHED)
+		return;
+drop:
+	c->stats.rx_drop_state++;
 }
 
 void mroce_waitq_arm(struct mroce_conn *c, struct mroce_stream *st, u64 at)

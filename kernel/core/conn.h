@@ -22,6 +22,7 @@
 #include "wire.h"
 #include "list.h"
 #include "cc.h"
+#include "cookie.h"
 #include "path.h"
 #include "stream.h"
 
@@ -233,6 +234,10 @@ struct mroce_conn_stats {
 	u64 tx_ack_bodies;	/* ACKs carried by data packets */
 	u64 rx_ack_bodies;
 	u64 ack_holds;		/* ACKs held for data to carry them */
+	/* a RESET or CLOSE that ended nothing by itself: challenged */
+	u64 rx_challenged;
+	u64 tx_challenges;	/* CHALLENGEs sent to the peer */
+	u64 rx_proven_end;	/* a RESET that echoed our challenge */
 };
 
 #define MROCE_TX_BUF_MIN	(MROCE_MAX_HDR_LEN + MROCE_ACK_PATH_LEN + \
@@ -368,13 +373,29 @@ struct mroce_conn {
 	u8 cross_pending;
 	/* send side: the current poll must not read receive state */
 	u8 send_only;
-	u8 pad_split[45];	/* paths[] stays line-aligned (conn.c) */
+
+	/*
+	 * Proofs (protocol.md 6.2, 6.3).  A RESET or CLOSE from the peer
+	 * ends the connection only when it echoes @challenge, a token we
+	 * sent the peer in a CHALLENGE: a packet from anyone else is a
+	 * request to check, never a verdict.
+	 */
+	u8 challenge_pending;	/* a CHALLENGE to send */
+	u8 close_seen;		/* the peer said CLOSE: end as closed */
+	u8 hello_now;		/* CONNECT again at once (a new cookie) */
+	u32 challenge_seq;
+	u64 challenge;		/* token of our last CHALLENGE; 0: none */
+	u64 challenge_next;	/* no new CHALLENGE before this */
+	u64 cookie;		/* CONNECT: the cookie it echoes */
+	u64 reset_echo;		/* the echo of the RESET we owe */
+	u64 accept_next;	/* no second ACCEPT before this */
+	struct mroce_key key;	/* tokens: mroce_conn_set_key() */
+	u8 pad[56];		/* paths[] stays line-aligned (conn.c) */
 	/*
 	 * The paths start on a cache line of a line-aligned connection, so a
-	 * timer scan reads two lines of each path, not three (conn.c checks;
-	 * the fields above fill whole lines now, no padding needed).
+	 * timer scan reads two lines of each path, not three.
 	 */
-	struct mroce_path paths[];	/* cfg.npaths; their rings; retx entries */
+	struct mroce_path paths[];
 };
 
 /* Bytes the caller must provide for a connection of @npaths paths. */
@@ -388,6 +409,13 @@ size_t mroce_conn_size(u32 npaths);
 int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
 		    const struct mroce_ops *ops, void *ctx, u32 id, u64 nonce,
 		    u64 seed, u64 now);
+
+/*
+ * The key that makes this connection's CHALLENGE tokens unpredictable: a
+ * host sets it from its random source after mroce_conn_init() (without
+ * it, the key derives from the init seed, which suits tests only).
+ */
+void mroce_conn_set_key(struct mroce_conn *c, const struct mroce_key *key);
 
 /* Active open: start the handshake (CONNECT goes out on poll_tx). */
 void mroce_conn_open(struct mroce_conn *c, u64 now);
@@ -403,7 +431,9 @@ struct mroce_rx_meta {
 /*
  * Process one decoded packet addressed to @c (hdr.dst_conn == c->id, or a
  * CONNECT the caller routed here).  @buf holds the header and, for ACKs,
- * the blocks.
+ * the blocks.  The caller routes a CONNECT here only when it echoed a
+ * valid cookie (mroce_cookie_valid()): its sender receives at the address
+ * it claims.
  */
 void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		   const void *buf, const struct mroce_rx_meta *m, u64 now);
@@ -574,8 +604,10 @@ bool mroce_conn_busy(const struct mroce_conn *c);
 
 /*
  * Build a RESET answering @pkt, for a packet whose dst_conn matched no
- * connection.  Returns the length written to @buf (MROCE_HDR_LEN +
- * MROCE_RESET_EXC_LEN), or 0 when no answer is due (never answer a RESET).
+ * connection (or came from another address than its connection's peer:
+ * the answer must not tell the two apart).  A CHALLENGE's token is
+ * echoed.  Returns the length written to @buf (MROCE_HDR_LEN +
+ * MROCE_RESET_EXT_LEN), or 0 when no answer is due (never answer a RESET).
  */
 u32 mroce_reset_reply(const struct mroce_pkt *pkt, u32 reason, void *buf);
 

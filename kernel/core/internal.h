@@ -19,6 +19,12 @@ void mroce_conn_implicit_accept(struct mroce_conn *c,
 				const struct mroce_hdr *h, u64 now);
 void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			 u64 now);
+/* The proofs of protocol.md 6.3 (conn.c). */
+void mroce_conn_on_reset(struct mroce_conn *c, const struct mroce_pkt *pkt,
+			 u64 now);
+void mroce_conn_on_close(struct mroce_conn *c, u64 now);
+void mroce_conn_on_challenge(struct mroce_conn *c,
+			     const struct mroce_pkt *pkt, u64 now);
 u16 mroce_pick_sport(struct mroce_conn *c);
 /* A timeout for stream-level waits: the smallest RTO of a live path. */
 u64 mroce_conn_rto(const struct mroce_conn *c);

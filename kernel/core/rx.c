@@ -187,12 +187,10 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		mroce_conn_on_hello(c, pkt, now);
 		return;
 	case MROCE_OP_RESET:
-		if (c->state == MROCE_CONN_CONNECTING ||
-		    (c->state == MROCE_CONN_ESTABLISHED &&
-		     h->src_conn == c->peer_id))
-			mroce_conn_fail(c, pkt->reset.reason);
-		else
-			c->stats.rx_drop_state++;
+		mroce_conn_on_reset(c, pkt, now);
+		return;
+	case MROCE_OP_CHALLENGE:
+		mroce_conn_on_challenge(c, pkt, now);
 		return;
 	default:
 		break;
@@ -220,8 +218,7 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 
 	switch (h->opcode) {
 	case MROCE_OP_CLOSE:
-		c->state = MROCE_CONN_CLOSED;
-		c->ops->conn_event(c->ctx, c, MROCE_EV_CLOSED, 0);
+		mroce_conn_on_close(c, now);
 		return;
 	case MROCE_OP_PROBE:
 		if (h->path >= c->cfg.npaths) {

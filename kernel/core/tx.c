@@ -31,7 +31,8 @@ bool mroce_conn_busy(const struct mroce_conn *c)
 	return mroce_conn_has_work(c) || c->ack_mask || c->ack_now ||
 	       c->ack_soft ||
 	       !mroce_list_empty(&c->ackq) || c->accept_pending ||
-	       c->close_pending || c->state == MROCE_CONN_CONNECTING;
+	       c->close_pending || c->challenge_pending || c->hello_now ||
+	       c->state == MROCE_CONN_CONNECTING;
 }
 
 static void hdr_common(struct mroce_conn *c, struct mroce_pkt *pkt, u8 op,
@@ -70,15 +71,23 @@ static bool poll_ctrl(struct mroce_conn *c, u64 now, void *buf,
 	u32 i;
 
 	memset(&pkt, 0, sizeof(pkt));
-	/* CONNECT again while the peer's parameters are unknown */
+	/*
+	 * CONNECT again while the peer's parameters are unknown: when the
+	 * hello timer says, or at once with a new cookie (that costs no try:
+	 * the peer answered).
+	 */
 	if ((c->state == MROCE_CONN_CONNECTING ||
 	     (c->state == MROCE_CONN_ESTABLISHED && !c->peer_nonce)) &&
-	    c->hello_at <= now && c->hello_tries <= c->cfg.hello_retries) {
+	    (c->hello_now || (c->hello_at <= now &&
+			      c->hello_tries <= c->cfg.hello_retries))) {
 		hdr_common(c, &pkt, MROCE_OP_CONNECT, p, now);
+		pkt.hello.echo_nonce = c->cookie;
 		goto hello;
 	}
+	c->hello_now = 0;
 	if (c->accept_pending) {
 		c->accept_pending = 0;
+		c->accept_next = now + c->cfg.rto_min_ns;
 		hdr_common(c, &pkt, MROCE_OP_ACCEPT, p, now);
 		pkt.hello.echo_nonce = c->peer_nonce;
 		if (c->share)
@@ -91,13 +100,30 @@ static bool poll_ctrl(struct mroce_conn *c, u64 now, void *buf,
 		emit_ctrl(c, &pkt, p, buf, tx);
 		return true;
 	}
-	/* one RESET per rto_min at most: a burst of packets gets one */
+	if (c->challenge_pending) {
+		c->challenge_pending = 0;
+		if (c->state == MROCE_CONN_ESTABLISHED) {
+			hdr_common(c, &pkt, MROCE_OP_CHALLENGE, p, now);
+			pkt.challenge.token = c->challenge;
+			c->stats.tx_challenges++;
+			emit_ctrl(c, &pkt, p, buf, tx);
+			return true;
+		}
+	}
+	/*
+	 * One RESET per rto_min at most: a burst of packets gets one.  The
+	 * answer to a CHALLENGE goes regardless: the peer sends at most one
+	 * per its initial RTO, and waits for exactly this.
+	 */
 	if (c->reset_pending) {
 		c->reset_pending = 0;
-		if (now >= c->reset_next) {
-			c->reset_next = now + c->cfg.rto_min_ns;
+		if (now >= c->reset_next || c->reset_echo) {
+			if (!c->reset_echo)
+				c->reset_next = now + c->cfg.rto_min_ns;
 			hdr_common(c, &pkt, MROCE_OP_RESET, p, now);
 			pkt.reset.reason = MROCE_RESET_CLOSED;
+			pkt.reset.echo = c->reset_echo;
+			c->reset_echo = 0;
 			emit_ctrl(c, &pkt, p, buf, tx);
 			return true;
 		}
@@ -154,7 +180,9 @@ hello:
 	pkt.hello.max_paths = (u16)c->cfg.npaths;
 	pkt.hello.max_payload = (u16)c->cfg.mss;	/* what we receive */
 	pkt.hello.dsn_window = c->cfg.dsn_window;
-	if (pkt.hdr.opcode == MROCE_OP_CONNECT) {
+	if (pkt.hdr.opcode == MROCE_OP_CONNECT && c->hello_now) {
+		c->hello_now = 0;
+	} else if (pkt.hdr.opcode == MROCE_OP_CONNECT) {
 		/* rto_init, then doubling: 1, 2, 4 ... times rto_init */
 		c->hello_at = now + (c->cfg.rto_init_ns <<
 				     MROCE_MIN(c->hello_tries, 10u));

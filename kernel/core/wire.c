@@ -26,6 +26,8 @@ int mroce_wire_ext_len(u8 opcode)
 		return MROCE_HELLO_EXT_LEN;
 	case MROCE_OP_RESET:
 		return MROCE_RESET_EXT_LEN;
+	case MROCE_OP_CHALLENGE:
+		return MROCE_CHALLENGE_EXT_LEN;
 	case MROCE_OP_CLOSE:
 	case MROCE_OP_PROBE:
 	case MROCE_OP_POLL:
@@ -166,7 +168,8 @@ static enum mroce_wire_err decode_ext(const u8 *e, struct mroce_pkt *pkt)
 		pkt->hello.rate_hint = mroce_get_be32(e + 24);
 		if (!pkt->hello.nonce || plen)
 			return plen ? MROCE_WIRE_LENGTH : MROCE_WIRE_FIELD;
-		if ((op == MROCE_OP_CONNECT) != !pkt->hello.echo_nonce)
+		/* a CONNECT's echo is its cookie, 0 before it has one */
+		if (op == MROCE_OP_ACCEPT && !pkt->hello.echo_nonce)
 			return MROCE_WIRE_FIELD;
 		if (!pkt->hello.max_paths ||
 		    pkt->hello.max_paths > MROCE_MAX_PATHS)
@@ -183,6 +186,7 @@ static enum mroce_wire_err decode_ext(const u8 *e, struct mroce_pkt *pkt)
 		return MROCE_WIRE_OK;
 	case MROCE_OP_RESET:
 		pkt->reset.reason = mroce_get_be32(e);
+		pkt->reset.echo = mroce_get_be64(e + 8);
 		if (mroce_get_be32(e + 4))
 			return MROCE_WIRE_RESERVED;
 		if (plen)
@@ -191,6 +195,11 @@ static enum mroce_wire_err decode_ext(const u8 *e, struct mroce_pkt *pkt)
 		    pkt->reset.reason > MROCE_RESET_VERSION)
 			return MROCE_WIRE_FIELD;
 		return MROCE_WIRE_OK;
+	case MROCE_OP_CHALLENGE:
+		pkt->challenge.token = mroce_get_be64(e);
+		if (plen)
+			return MROCE_WIRE_LENGTH;
+		return pkt->challenge.token ? MROCE_WIRE_OK : MROCE_WIRE_FIELD;
 	case MROCE_OP_CLOSE:
 	case MROCE_OP_POLL:
 		return plen ? MROCE_WIRE_LENGTH : MROCE_WIRE_OK;
@@ -269,8 +278,12 @@ static enum mroce_wire_err check_hdr(const struct mroce_hdr *h)
 		return MROCE_WIRE_RESERVED;
 	if (h->path >= MROCE_MAX_PATHS)
 		return MROCE_WIRE_FIELD;
-	/* a RESET answering a refused CONNECT has no connection of its own */
-	if (!h->src_conn && h->opcode != MROCE_OP_RESET)
+	/*
+	 * A RESET answering a refused CONNECT, or the CHALLENGE carrying a
+	 * cookie, comes from no connection of its sender.
+	 */
+	if (!h->src_conn && h->opcode != MROCE_OP_RESET &&
+	    h->opcode != MROCE_OP_CHALLENGE)
 		return MROCE_WIRE_FIELD;
 	if ((h->opcode == MROCE_OP_CONNECT) != !h->dst_conn)
 		return MROCE_WIRE_FIELD;
@@ -444,6 +457,10 @@ u32 mroce_wire_encode(const struct mroce_pkt *pkt, void *buf)
 		break;
 	case MROCE_OP_RESET:
 		mroce_put_be32(pkt->reset.reason, e);
+		mroce_put_be64(pkt->reset.echo, e + 8);
+		break;
+	case MROCE_OP_CHALLENGE:
+		mroce_put_be64(pkt->challenge.token, e);
 		break;
 	case MROCE_OP_PROBE_ACK:
 		mroce_put_be32(pkt->probe_ack.echo_ts, e);

@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-#define MROCE_VERSION		1
+#define MROCE_VERSION		2
 #define MROCE_UDP_PORT		4797	/* default destination port */
 
 #define MROCE_MAX_PATHS		64	/* paths per connection */
@@ -46,6 +46,7 @@ enum mroce_opcode {
 	MROCE_OP_PROBE_ACK	= 0x06,
 	MROCE_OP_ACK		= 0x07,
 	MROCE_OP_POLL		= 0x08,
+	MROCE_OP_CHALLENGE	= 0x09,
 	/* sequenced stream packets: carry psn and dsn */
 	MROCE_OP_WRITE		= 0x10,
 	MROCE_OP_WRITE_IMM	= 0x11,
@@ -99,7 +100,8 @@ enum mroce_reset_reason {
 #define MROCE_ATOMIC_EXT_LEN	32
 #define MROCE_ATOMIC_RESP_EXT_LEN 8
 #define MROCE_HELLO_EXT_LEN	32
-#define MROCE_RESET_EXT_LEN	8
+#define MROCE_RESET_EXT_LEN	16
+#define MROCE_CHALLENGE_EXT_LEN	8
 #define MROCE_PROBE_ACK_EXT_LEN	8
 #define MROCE_ACK_EXT_LEN	8
 #define MROCE_ACK_PATH_LEN	56
@@ -141,7 +143,11 @@ struct mroce_data_ext {
 
 struct mroce_hello {
 	u64 nonce;	/* sender's instance nonce (non-zero) */
-	u64 echo_nonce;	/* ACCEPT: the CONNECT's nonce; CONNECT: 0 */
+	/*
+	 * ACCEPT: the CONNECT's nonce.  CONNECT: the cookie of the CHALLENGE
+	 * it answers (protocol.md 6.2), 0 before it has one.
+	 */
+	u64 echo_nonce;
 	u16 max_paths;
 	u16 max_payload;	/* largest data payload it receives; 0: 4096 */
 	u32 dsn_window;
@@ -186,7 +192,15 @@ struct mroce_pkt {
 		struct mroce_hello hello;
 		struct {
 			u32 reason;
+			/*
+			 * The token of the CHALLENGE it answers, or the nonce
+			 * of the CONNECT it refuses; else 0.
+			 */
+			u64 echo;
 		} reset;
+		struct {
+			u64 token;	/* non-zero; echoed as above */
+		} challenge;
 		struct {
 			u32 echo_ts;
 			u32 delay;

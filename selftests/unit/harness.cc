@@ -243,6 +243,7 @@ Endpoint::Endpoint(Fabric *f, int i, const mroce_cfg &cfg, uint64_t seed)
   if (mroce_conn_init(conn, &cfg, &kOps, this, 100 + i, 0x1000 + i, seed,
                       f->now))
     throw std::invalid_argument("mroce_conn_init refused the config");
+  cookie_key = {0xc00c1e0000000000ull + static_cast<uint64_t>(i), seed};
 }
 
 Endpoint::~Endpoint() {
@@ -434,6 +435,17 @@ bool Fabric::step() {
                         &pkt) != MROCE_WIRE_OK) {
     e.rx_bad++;
     return true;
+  }
+  if (pkt.hdr.opcode == MROCE_OP_CONNECT) {
+    const auto from = Endpoint::addr(1 - e.idx);
+    if (!mroce_cookie_valid(&e.cookie_key, from.data(), &pkt, now)) {
+      uint8_t buf[MROCE_HDR_LEN + MROCE_CHALLENGE_EXT_LEN];
+      uint32_t n = mroce_cookie_challenge(&e.cookie_key, from.data(), &pkt,
+                                          now, buf);
+      send(e.idx, 4797, buf, n, false);
+      e.cookie_challenges++;
+      return true;
+    }
   }
   if (pkt.hdr.opcode != MROCE_OP_CONNECT && pkt.hdr.dst_conn != e.conn->id) {
     uint8_t buf[128];

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <deque>
 #include <functional>
 #include <map>
@@ -134,6 +135,18 @@ struct Endpoint {
   std::vector<int> events;
   uint64_t armed = 0;
   uint64_t place_calls = 0, place_bytes = 0, rx_bad = 0;
+  // The glue's address validation (core/cookie.h): a CONNECT without a
+  // valid cookie is answered with a CHALLENGE and goes no further.
+  mroce_key cookie_key{};
+  uint64_t cookie_challenges = 0;
+  // Endpoint i's address, 16 bytes (what the module keys cookies by).
+  static std::array<uint8_t, 16> addr(int i) {
+    std::array<uint8_t, 16> a{};
+    a[10] = a[11] = 0xff;  // v4-mapped 10.0.0.(i + 1)
+    a[12] = 10;
+    a[15] = static_cast<uint8_t>(i + 1);
+    return a;
+  }
   uint64_t pkts_out = 0;
   // The module's two locks (conn.h, "Two locks"), emulated: kRxLock and
   // kTxLock held now.  Callbacks check they run under the one they need.

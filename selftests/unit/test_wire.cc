@@ -8,6 +8,7 @@
 #include <vector>
 
 extern "C" {
+#include "conn.h"
 #include "wire.h"
 }
 
@@ -100,6 +101,10 @@ TEST(Wire, EveryOpcodeRoundTrips) {
         break;
       case MROCE_OP_RESET:
         p.reset.reason = MROCE_RESET_UNKNOWN_CONN;
+        p.reset.echo = 0x0123456789abcdefull;
+        break;
+      case MROCE_OP_CHALLENGE:
+        p.challenge.token = 0xfedcba9876543210ull;
         break;
       case MROCE_OP_POLL:
         p.hdr.dst_stream = 7;
@@ -193,7 +198,7 @@ TEST(Wire, AckBlocksRoundTrip) {
 // Golden packets: the worked examples of Documentation/protocol.md.
 TEST(Wire, GoldenWritePacket) {
   auto b = hex(
-      "10 10 00 11 00 00 00 07 00 00 00 03 00 01 00 00"
+      "20 10 00 11 00 00 00 07 00 00 00 03 00 01 00 00"
       "00 00 00 2a 00 0f 42 40 00 00 00 12 00 00 00 34"
       "00 00 01 00 00 00 00 05"
       "00 00 7f 00 00 10 00 00 00 00 12 34 00 00 00 00"
@@ -222,7 +227,7 @@ TEST(Wire, GoldenWritePacket) {
 
 TEST(Wire, GoldenConnectPacket) {
   auto b = hex(
-      "10 01 00 00 00 00 00 00 00 00 00 03 00 00 00 00"
+      "20 01 00 00 00 00 00 00 00 00 00 03 00 00 00 00"
       "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
       "00 00 00 00 00 00 00 00"
       "00 00 00 00 c0 ff ee 01 00 00 00 00 00 00 00 00"
@@ -258,8 +263,8 @@ TEST(Wire, Rejections) {
   const Bad cases[] = {
       {"short", [](auto &b) { b.resize(39); }, MROCE_WIRE_SHORT},
       {"short ext", [](auto &b) { b.resize(MROCE_HDR_LEN + 4); }, MROCE_WIRE_SHORT},
-      {"version", [](auto &b) { b[0] = 0x20; }, MROCE_WIRE_VERSION},
-      {"low nibble", [](auto &b) { b[0] = 0x11; }, MROCE_WIRE_RESERVED},
+      {"version", [](auto &b) { b[0] = 0x10; }, MROCE_WIRE_VERSION},
+      {"low nibble", [](auto &b) { b[0] = 0x21; }, MROCE_WIRE_RESERVED},
       {"byte 15", [](auto &b) { b[15] = 1; }, MROCE_WIRE_RESERVED},
       {"opcode", [](auto &b) { b[1] = 0x7f; }, MROCE_WIRE_OPCODE},
       {"flag", [](auto &b) { b[3] |= 0x80; }, MROCE_WIRE_FLAGS},
@@ -321,8 +326,51 @@ TEST(Wire, RejectsBadHello) {
   p.hello.dsn_window = 3000;
   EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_FIELD);
   p.hello.dsn_window = 4096;
-  p.hello.echo_nonce = 5;  // only ACCEPT echoes
+  p.hello.echo_nonce = 5;  // a CONNECT's echo is its cookie
+  EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_OK);
+  EXPECT_EQ(d.hello.echo_nonce, 5u);
+  p.hdr.opcode = MROCE_OP_ACCEPT;  // an ACCEPT must echo the nonce
+  p.hdr.dst_conn = 9;
+  p.hello.echo_nonce = 0;
   EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_FIELD);
+}
+
+TEST(Wire, ChallengeAndResetEcho) {
+  mroce_pkt p = base(MROCE_OP_CHALLENGE);
+  p.challenge.token = 0x1122334455667788ull;
+  mroce_pkt d;
+  auto b = encode(p);
+  ASSERT_EQ(b.size(), MROCE_HDR_LEN + MROCE_CHALLENGE_EXT_LEN);
+  ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK);
+  EXPECT_EQ(d.challenge.token, 0x1122334455667788ull);
+  p.hdr.src_conn = 0;  // a cookie comes from no connection
+  ASSERT_EQ(decode(encode(p), &d), MROCE_WIRE_OK);
+  p.challenge.token = 0;  // a token is never 0
+  EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_FIELD);
+  p.challenge.token = 1;
+  p.hdr.dst_conn = 0;  // a CHALLENGE always names its receiver
+  EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_FIELD);
+
+  // The RESET answering it echoes the token; one answering a CONNECT,
+  // the CONNECT's nonce; anything else, 0.
+  mroce_pkt ch = base(MROCE_OP_CHALLENGE);
+  ch.challenge.token = 0xabcdef;
+  uint8_t r[MROCE_HDR_LEN + MROCE_RESET_EXT_LEN];
+  ASSERT_EQ(mroce_reset_reply(&ch, MROCE_RESET_UNKNOWN_CONN, r), sizeof(r));
+  ASSERT_EQ(mroce_wire_decode(r, sizeof(r), &d), MROCE_WIRE_OK);
+  EXPECT_EQ(d.reset.echo, 0xabcdefu);
+  EXPECT_EQ(d.hdr.dst_conn, ch.hdr.src_conn);
+  EXPECT_EQ(d.hdr.src_conn, ch.hdr.dst_conn);
+  mroce_pkt co = base(MROCE_OP_CONNECT);
+  co.hdr.dst_conn = 0;
+  co.hello = {0x77, 0, 4, 0, 4096, 0};
+  ASSERT_EQ(mroce_reset_reply(&co, MROCE_RESET_VERSION, r), sizeof(r));
+  ASSERT_EQ(mroce_wire_decode(r, sizeof(r), &d), MROCE_WIRE_OK);
+  EXPECT_EQ(d.reset.echo, 0x77u);
+  mroce_pkt w = base(MROCE_OP_PROBE);
+  ASSERT_EQ(mroce_reset_reply(&w, MROCE_RESET_UNKNOWN_CONN, r), sizeof(r));
+  ASSERT_EQ(mroce_wire_decode(r, sizeof(r), &d), MROCE_WIRE_OK);
+  EXPECT_EQ(d.reset.echo, 0u);
 }
 
 TEST(Wire, RejectsSegmentOutsideMessage) {

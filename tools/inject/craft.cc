@@ -115,7 +115,10 @@ Crafted craft(Kind k, std::mt19937_64 &rng) {
   }
   case Kind::Version: {
     c.bytes = (rng() & 1) ? valid_write(rng, 16) : valid_control(rng);
-    uint8_t v = static_cast<uint8_t>(2 + rng() % 14);
+    // any of the 15 versions that are not ours
+    uint8_t v = static_cast<uint8_t>(rng() % 15);
+    if (v >= MROCE_VERSION)
+      v++;
     c.bytes[0] = static_cast<uint8_t>(v << 4);
     c.expect = MROCE_WIRE_VERSION;
     break;

@@ -19,7 +19,7 @@ namespace mroce::inject {
 enum class Kind {
   Truncated, // cut inside the header or extension
   Oversized, // payload beyond the message's total (or a huge datagram)
-  Version,   // version != 1
+  Version,   // a version other than MROCE_VERSION
   Conn,      // well-formed, for a connection that does not exist
   Flags,     // unknown flag, or a flag the opcode does not allow
   Random,    // random bytes, random length
