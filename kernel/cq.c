@@ -120,13 +120,26 @@ static u32 cq_cons(struct mroce_cq *cq)
 /*
  * Append @cqe.  @solicited: a solicited receive (errors count as solicited,
  * as verbs wants for IB_CQ_SOLICITED).  The notification is queued on @b.
+ *
+ * Verbs leaves every field of an error completion but wr_id, status and
+ * qp_num undefined; rxe zeroes them (opcode reads IB_WC_SEND, on receives
+ * too), and so does this, whatever the producer filled in.
  */
 void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 		   struct mroce_qp *qp, bool solicited, struct mroce_batch *b)
 {
+	struct mroce_cqe err;
 	unsigned long flags;
 	u32 slot;
 
+	if (cqe->status != IB_WC_SUCCESS) {
+		memset(&err, 0, sizeof(err));
+		err.wr_id = cqe->wr_id;
+		err.status = cqe->status;
+		err.qp_num = cqe->qp_num;
+		err.vendor_err = cqe->vendor_err;
+		cqe = &err;
+	}
 	spin_lock_irqsave(&cq->lock, flags);
 	if (cq->overflow || cq->prod - cq_cons(cq) >= cq->q.entries) {
 		mroce_count(cq->mdev, MROCE_CNT_CQ_OVERFLOW);
@@ -217,6 +230,9 @@ int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 		wc[n].ex.imm_data = (__force __be32)e->imm_data;
 		wc[n].src_qp = e->src_qp;
 		wc[n].wc_flags = e->wc_flags;
+		/* the provider's wc_flags have no bit for it */
+		if (e->network_hdr_type)
+			wc[n].wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
 		wc[n].pkey_index = e->pkey_index;
 		wc[n].port_num = 1;
 		wc[n].network_hdr_type = e->network_hdr_type;

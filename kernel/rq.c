@@ -36,6 +36,8 @@ u8 mroce_wc_status(u8 wc)
 		return IB_WC_LOC_LEN_ERR;
 	case MROCE_WC_FLUSH:
 		return IB_WC_WR_FLUSH_ERR;
+	case MROCE_WC_LOC_QP_OP:
+		return IB_WC_LOC_QP_OP_ERR;
 	default:
 		return IB_WC_GENERAL_ERR;
 	}
@@ -70,7 +72,7 @@ static bool rq_copy(struct mroce_qp *qp, u32 idx, struct mroce_rcv *rcv)
  * The receive's size is not checked here: a WRITE with immediate consumes
  * a receive but writes elsewhere, so any receive fits it; a SEND too long
  * for its receive is refused by the placement of its packets (the receive
- * is consumed and completes with a length error all the same).
+ * is consumed and completes in error all the same).
  */
 int mroce_rq_claim(struct mroce_qp *qp, u32 rsn, u32 total, u64 *cookie)
 {
@@ -129,8 +131,9 @@ int mroce_rq_place(struct mroce_qp *qp, u64 cookie, u32 total, u32 offset,
 
 	if (!rcv)
 		return MROCE_ST_OPERR;
+	/* too long: as rxe, the requester hears a remote operation error */
 	if (total > rcv->capacity)
-		return MROCE_ST_INVALID;
+		return MROCE_ST_OPERR;
 	/* A bad local buffer is the responder's fault: "remote op error". */
 	if (mroce_sgl_write(qp->mdev, qp->pd, rcv->sge, rcv->num_sge, offset,
 			    skb, off, NULL, len))
@@ -141,6 +144,16 @@ int mroce_rq_place(struct mroce_qp *qp, u64 cookie, u32 total, u32 offset,
 static u8 recv_opcode(u8 op)
 {
 	return op == MROCE_OP_WRITE_IMM ? IB_WC_RECV_RDMA_WITH_IMM : IB_WC_RECV;
+}
+
+/* For kernel consumers' ib_wc.network_hdr_type, as rxe reports it. */
+static u8 recv_net_type(const struct mroce_qp *qp)
+{
+	const struct mroce_peer *peer = READ_ONCE(qp->peer);
+
+	if (peer && !ipv6_addr_v4mapped(&peer->raddr))
+		return RDMA_NETWORK_IPV6;
+	return RDMA_NETWORK_IPV4;
 }
 
 /* recv_done: a claimed receive completes (in message order). */
@@ -170,13 +183,20 @@ void mroce_rq_done(struct mroce_qp *qp, const struct mroce_recv_done *rd,
 	cqe.wr_id = rcv->wr_id;
 	cqe.status = rcv->used ? mroce_wc_status(rd->status) :
 				 IB_WC_LOC_QP_OP_ERR;
+	cqe.qp_num = qp->ibqp.qp_num;
+	/*
+	 * As rxe: byte_len is the bytes received, or for a WRITE with
+	 * immediate the length of the write; every RoCE packet has a GRH;
+	 * src_qp is left 0 (it is defined for UD only).  An error CQE
+	 * keeps only wr_id, status and qp_num (mroce_cq_post).
+	 */
 	cqe.opcode = recv_opcode(rd->op);
 	cqe.byte_len = rd->byte_len;
-	cqe.qp_num = qp->ibqp.qp_num;
-	cqe.src_qp = qp->dest_qpn;
+	cqe.wc_flags = IB_WC_GRH;
+	cqe.network_hdr_type = recv_net_type(qp);
 	if (rd->op == MROCE_OP_SEND_IMM || rd->op == MROCE_OP_WRITE_IMM) {
 		cqe.imm_data = (__force u32)cpu_to_be32(rd->imm);
-		cqe.wc_flags = IB_WC_WITH_IMM;
+		cqe.wc_flags |= IB_WC_WITH_IMM;
 	}
 	__clear_bit(rd->cookie, qp->rcv_used);
 	/* the slot is free before the CQE shows (see sq.c sq_publish) */
@@ -212,7 +232,6 @@ void mroce_rq_flush(struct mroce_qp *qp, struct mroce_batch *b)
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.wr_id = READ_ONCE(rqe->wr_id);
 		cqe.status = IB_WC_WR_FLUSH_ERR;
-		cqe.opcode = IB_WC_RECV;
 		cqe.qp_num = qp->ibqp.qp_num;
 		qp->rq_cons++;
 		qp->rq_rsn++;

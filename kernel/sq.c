@@ -17,7 +17,7 @@
 
 /* A taken SQ entry, as the kernel keeps it while the message is in flight. */
 struct mroce_swqe {
-	u32 len;		/* message length, validated */
+	u32 len;		/* bytes of its SGEs (inline data), validated */
 	u32 reserved;
 	union {
 		struct mroce_sqe e;	/* copied from the ring, then checked */
@@ -155,7 +155,8 @@ static u8 sqe_check(struct mroce_qp *qp, struct mroce_swqe *w,
 		m->flags |= MROCE_MSG_FENCE;
 	if (e->flags & MROCE_SQE_SOLICITED)
 		m->flags |= MROCE_MSG_SOLICITED;
-	w->len = m->len;
+	/* byte_len of the completion: for an atomic its SGE's, as rxe */
+	w->len = len;
 	return IB_WC_SUCCESS;
 }
 
@@ -176,7 +177,6 @@ static void sq_fail_bad(struct mroce_qp *qp, struct mroce_batch *b)
 	struct mroce_cqe cqe = {
 		.wr_id = w->e.wr_id,
 		.status = qp->sq_bad_status,
-		.opcode = wc_opcode(w->e.opcode),
 		.qp_num = qp->ibqp.qp_num,
 	};
 
@@ -311,6 +311,10 @@ void mroce_sq_done(struct mroce_qp *qp, u32 idx, u8 status,
 		cqe.opcode = wc_opcode(w->e.opcode);
 		cqe.byte_len = w->len;
 		cqe.qp_num = qp->ibqp.qp_num;
+		/* rxe flags the immediate of a send, but leaves imm_data 0 */
+		if (w->e.opcode == IB_WR_SEND_WITH_IMM ||
+		    w->e.opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+			cqe.wc_flags = IB_WC_WITH_IMM;
 		mroce_cq_post(qp->scq, &cqe, qp, false, b);
 	}
 	/* the window has room again */
@@ -340,7 +344,6 @@ void mroce_sq_flush(struct mroce_qp *qp, struct mroce_batch *b)
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.wr_id = READ_ONCE(e->wr_id);
 		cqe.status = IB_WC_WR_FLUSH_ERR;
-		cqe.opcode = wc_opcode(READ_ONCE(e->opcode));
 		cqe.qp_num = qp->ibqp.qp_num;
 		qp->sq_next++;
 		qp->sq_cons = qp->sq_next;

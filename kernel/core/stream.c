@@ -27,6 +27,7 @@ const char *const mroce_wc_names[MROCE_WC_NR] = {
 	[MROCE_WC_LOC_PROT]	= "local-protection",
 	[MROCE_WC_LOC_LEN]	= "local-length",
 	[MROCE_WC_FLUSH]	= "flushed",
+	[MROCE_WC_LOC_QP_OP]	= "local-qp-operation",
 };
 
 #define RNR_FOREVER	7
@@ -67,11 +68,22 @@ u8 mroce_status_to_wc(u8 status)
 	}
 }
 
-/* What the responder's own receive completes with when it refuses. */
+/* The responder's local error when it refuses (its QP's async event). */
 static u8 local_wc(u8 status)
 {
 	return status == MROCE_ST_INVALID ? MROCE_WC_LOC_LEN :
 					    MROCE_WC_LOC_PROT;
+}
+
+/*
+ * What the receive taken by a refused message completes with, as rxe: a
+ * WRITE with immediate whose rkey fails, a remote access error; a SEND its
+ * receive cannot hold or place, a local QP operation error.
+ */
+static u8 recv_wc(u8 status)
+{
+	return status == MROCE_ST_ACCESS ? MROCE_WC_REM_ACCESS :
+					   MROCE_WC_LOC_QP_OP;
 }
 
 void mroce_stream_init(struct mroce_stream *st, u32 id)
@@ -664,7 +676,7 @@ static void rx_break(struct mroce_conn *c, struct mroce_stream *st,
 		struct mroce_recv_done rd = {
 			.cookie = r->cookie,
 			.op = r->op,
-			.status = local_wc(status),
+			.status = recv_wc(status),
 		};
 
 		r->claimed = 0;
@@ -753,8 +765,7 @@ void mroce_stream_rx_advance(struct mroce_conn *c, struct mroce_stream *st,
 		case MROCE_OP_WRITE_IMM: {
 			struct mroce_recv_done rd = {
 				.cookie = r->cookie,
-				.byte_len = r->op == MROCE_OP_WRITE_IMM ?
-					    0 : r->total,
+				.byte_len = r->total,
 				.imm = r->imm,
 				.op = r->op,
 				.status = MROCE_WC_OK,

@@ -52,6 +52,7 @@ enum mroce_wc {
 	MROCE_WC_LOC_PROT,	/* local memory refused the data */
 	MROCE_WC_LOC_LEN,	/* receive buffer too small */
 	MROCE_WC_FLUSH,		/* flushed: the stream is in error */
+	MROCE_WC_LOC_QP_OP,	/* the receive could not take the message */
 	MROCE_WC_NR
 };
 

@@ -47,14 +47,15 @@ int op_claim(void *, mroce_stream *st, uint32_t rsn, uint32_t total,
     RecvWr r = std::move(q->rq.front());
     q->rq.pop_front();
     *cookie = r.cookie;
-    bool fits = total <= r.len;
     q->claimed.emplace(r.cookie, std::move(r));
-    return fits ? MROCE_ST_OK : MROCE_ST_INVALID;
+    return MROCE_ST_OK;
   }
+  // As kernel/rq.c: any receive is claimed; placement refuses a SEND
+  // too long for it.
   uint32_t idx = rsn - q->rq_base;
   if (idx >= q->rq.size()) return MROCE_ST_RNR;
   *cookie = q->rq[idx].cookie;
-  return total > q->rq[idx].len ? MROCE_ST_INVALID : MROCE_ST_OK;
+  return MROCE_ST_OK;
 }
 
 RecvWr *find_recv(Qp *q, uint64_t cookie) {
@@ -97,7 +98,7 @@ int op_place(void *ctx, mroce_stream *st, const mroce_place *pl,
     case MROCE_PLACE_SEND: {
       RecvWr *r = find_recv(q, pl->cookie);
       if (!r) return MROCE_ST_OPERR;
-      if (pl->total > r->len) return MROCE_ST_INVALID;
+      if (pl->total > r->len) return MROCE_ST_OPERR;  // as kernel/rq.c
       std::memcpy(r->buf + pl->offset, src, pl->len);
       if (r->placed.size() < r->len) r->placed.resize(r->len);
       for (uint32_t i = 0; i < pl->len; i++) r->placed[pl->offset + i]++;

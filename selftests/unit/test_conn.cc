@@ -297,9 +297,9 @@ TEST_F(Pair, SendTooLongForReceive) {
   ASSERT_EQ(A().post_send(A().qp(1), wr(MROCE_OP_SEND, 1, 3000)), 0);
   A().drain(f.now);
   ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
-  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_REM_INVALID);
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_REM_OP);
   ASSERT_EQ(B().qp(2).rcq.size(), 1u);
-  EXPECT_EQ(B().qp(2).rcq[0].status, MROCE_WC_LOC_LEN);
+  EXPECT_EQ(B().qp(2).rcq[0].status, MROCE_WC_LOC_QP_OP);
 }
 
 TEST_F(Pair, UnknownStreamRetriesThenGivesUp) {
@@ -435,11 +435,11 @@ TEST_F(Pair, RefusalTakesEffectInMessageOrder) {
   const auto &sc = A().qp(1).scq;
   ASSERT_EQ(sc.size(), 6u);
   for (int i = 0; i < 5; i++) EXPECT_EQ(sc[i].status, MROCE_WC_OK) << i;
-  EXPECT_EQ(sc[5].status, MROCE_WC_REM_INVALID);
+  EXPECT_EQ(sc[5].status, MROCE_WC_REM_OP);
   const auto &rc = B().qp(2).rcq;
   ASSERT_EQ(rc.size(), 6u);  // five delivered, the sixth consumed by the error
   for (int i = 0; i < 5; i++) EXPECT_EQ(rc[i].status, MROCE_WC_OK) << i;
-  EXPECT_EQ(rc[5].status, MROCE_WC_LOC_LEN);
+  EXPECT_EQ(rc[5].status, MROCE_WC_LOC_QP_OP);
   // nothing after the refused message was placed
   EXPECT_EQ(bufs[6][0], 0);
   EXPECT_EQ(bufs[7][0], 0);

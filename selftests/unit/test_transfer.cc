@@ -109,7 +109,8 @@ Result transfer(double loss, uint64_t total, uint64_t seed,
         if (c.status != MROCE_WC_OK) bad = true;
         if (c.op == MROCE_OP_WRITE_IMM) {
           size_t at = (size_t(q) * kDepth + slot) * kMsg;
-          if (c.imm != static_cast<uint32_t>(m) ||
+          // byte_len: the length of the write, as rxe reports it
+          if (c.imm != static_cast<uint32_t>(m) || c.byte_len != kMsg ||
               std::memcmp(&reg.mem[at], expect.data(), kMsg))
             bad = true;
           for (size_t i = 0; i < kMsg; i++)

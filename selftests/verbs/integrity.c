@@ -8,7 +8,8 @@
  * every completion, then checks every byte: each message carries its own
  * deterministic pattern, every target range is poisoned beforehand and its
  * guard bytes must stay poisoned, each atomic hits its own word so a
- * duplicate execution shows.  Exit 0 on success, 1 on the first mismatch
+ * duplicate execution shows.  Every field of every completion is compared
+ * with the value rdma_rxe reports.  Exit 0 on success, 1 on the first mismatch
  * or timeout, 2 on a usage or setup error.
  *
  *   integrity -a mrA -A 1 -b mrB -B 1 [-q QPS] [-r ROUNDS] [-o OPS]
@@ -539,6 +540,21 @@ static const enum ibv_wc_opcode wc_of[NKINDS] = {
 	IBV_WC_RDMA_READ, IBV_WC_COMP_SWAP, IBV_WC_FETCH_ADD,
 };
 
+/*
+ * The fields every completion must have, as rdma_rxe reports them (see
+ * wc_fields.c): nothing vendor- or UD-specific, and on a send imm_data 0.
+ */
+static void check_common(const struct ibv_wc *wc, const struct endpoint *e,
+			 int qpi, const char *what, uint32_t idx)
+{
+	if (wc->qp_num != e->qp->qp_num || wc->src_qp || wc->vendor_err ||
+	    wc->pkey_index || wc->slid || wc->sl || wc->dlid_path_bits)
+		die(1, "qp %d: %s #%u: qp_num %u (expected %u) src_qp %u vendor_err %u pkey_index %u slid %u sl %u dlid_path_bits %u",
+		    qpi, what, idx, wc->qp_num, e->qp->qp_num, wc->src_qp,
+		    wc->vendor_err, wc->pkey_index, wc->slid, wc->sl,
+		    wc->dlid_path_bits);
+}
+
 /* Next signaled op after position from. */
 static uint32_t next_signaled(const struct endpoint *e, uint32_t from)
 {
@@ -573,6 +589,18 @@ static void poll_send(struct endpoint *e, int qpi, uint32_t *pos)
 		if (wc[i].opcode != wc_of[o->kind])
 			die(1, "qp %d: %s #%u completed as opcode %d", qpi,
 			    kind_name[o->kind], want, wc[i].opcode);
+		/* byte_len: the SGEs' sum (inline: the data's length) */
+		if (wc[i].byte_len != o->len)
+			die(1, "qp %d: %s #%u: send byte_len %u, expected %u",
+			    qpi, kind_name[o->kind], want, wc[i].byte_len,
+			    o->len);
+		if (wc[i].wc_flags != (o->kind == K_SEND_IMM ||
+				       o->kind == K_WRITE_IMM ?
+				       IBV_WC_WITH_IMM : 0u) || wc[i].imm_data)
+			die(1, "qp %d: %s #%u: send wc_flags %#x imm_data %#x",
+			    qpi, kind_name[o->kind], want, wc[i].wc_flags,
+			    ntohl(wc[i].imm_data));
+		check_common(&wc[i], e, qpi, kind_name[o->kind], want);
 		*pos = want + 1;
 		e->sig_done++;
 	}
@@ -602,25 +630,24 @@ static void poll_recv(struct endpoint *e, const struct endpoint *peer,
 		if (wc[i].wr_id != *pos)
 			die(1, "qp %d: receive out of order: wr_id %" PRIu64 ", expected %u",
 			    qpi, wc[i].wr_id, *pos);
-		if (o->kind == K_WRITE_IMM) {
-			if (wc[i].opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
-			    (wc[i].byte_len && wc[i].byte_len != o->len))
-				die(1, "qp %d: WRITE_IMM receive opcode %d byte_len %u",
-				    qpi, wc[i].opcode, wc[i].byte_len);
-		} else if (wc[i].opcode != IBV_WC_RECV ||
-			   wc[i].byte_len != o->len) {
+		/* a WRITE_IMM's byte_len is the length of the write */
+		if (wc[i].opcode != (o->kind == K_WRITE_IMM ?
+				     IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV) ||
+		    wc[i].byte_len != o->len)
 			die(1, "qp %d: %s #%u: receive opcode %d byte_len %u, expected %u",
 			    qpi, kind_name[o->kind], *pos, wc[i].opcode,
 			    wc[i].byte_len, o->len);
-		}
 		if (o->kind != K_SEND &&
-		    (!(wc[i].wc_flags & IBV_WC_WITH_IMM) ||
+		    (wc[i].wc_flags != (IBV_WC_GRH | IBV_WC_WITH_IMM) ||
 		     ntohl(wc[i].imm_data) != o->imm))
-			die(1, "qp %d: %s #%u: immediate missing or wrong", qpi,
-			    kind_name[o->kind], *pos);
-		if (o->kind == K_SEND && (wc[i].wc_flags & IBV_WC_WITH_IMM))
-			die(1, "qp %d: SEND #%u completed with an immediate",
-			    qpi, *pos);
+			die(1, "qp %d: %s #%u: wc_flags %#x imm_data %#x, expected GRH|WITH_IMM %#x",
+			    qpi, kind_name[o->kind], *pos, wc[i].wc_flags,
+			    ntohl(wc[i].imm_data), o->imm);
+		if (o->kind == K_SEND &&
+		    (wc[i].wc_flags != IBV_WC_GRH || wc[i].imm_data))
+			die(1, "qp %d: SEND #%u: wc_flags %#x imm_data %#x, expected GRH and none",
+			    qpi, *pos, wc[i].wc_flags, ntohl(wc[i].imm_data));
+		check_common(&wc[i], e, qpi, kind_name[o->kind], *pos);
 		(*pos)++;
 		e->recv_done++;
 	}
