@@ -218,7 +218,9 @@ struct mroce_conn_stats {
 	u64 rx_dup_dsn;		/* already received: not placed again */
 	u64 rx_drop_state;	/* wrong connection state for the opcode */
 	u64 rx_drop_path;	/* path id beyond the negotiated count */
-	u64 rx_drop_dsn;	/* dsn outside the window */
+	u64 rx_drop_dsn;	/* dsn outside the window (rx.c: rx_window_ok) */
+	u64 rx_drop_psn;	/* psn outside its path's, no dsn to vouch */
+	u64 rx_drop_msn;	/* msn beyond what its stream can take */
 	u64 rx_dsn_jumps;	/* window dragged over abandoned dsns */
 	u64 rx_drop_stream;	/* no such stream / not ours */
 	u64 rx_drop_ack;	/* ACK block inconsistent with what we sent */
@@ -368,7 +370,7 @@ struct mroce_conn {
 	u8 cross_pending;
 	/* send side: the current poll must not read receive state */
 	u8 send_only;
-	u8 pad_split[45];	/* paths[] stays line-aligned (conn.c) */
+	u8 pad_split[13];	/* paths[] stays line-aligned (conn.c) */
 	/*
 	 * The paths start on a cache line of a line-aligned connection, so a
 	 * timer scan reads two lines of each path, not three (conn.c checks;

@@ -841,11 +841,9 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 		st->stats.rx_stale++;
 		return;
 	}
-	if (msn - st->rx_next >= MROCE_STREAM_WINDOW) {
-		st->stats.rx_window++;
-		rx_break(c, st, NULL, MROCE_ST_WINDOW, msn, h->attempt);
+	/* beyond the window: dropped before anything moved (rx.c, msn_beyond) */
+	if (MROCE_WARN_ON(msn - st->rx_next >= MROCE_STREAM_WINDOW))
 		return;
-	}
 
 	if (st->failing && !mroce_seq_lt(msn, st->fail_msn)) {
 		st->stats.rx_stale++;
