@@ -546,6 +546,7 @@ enum mroce_timer_what {
 	MROCE_TW_TLP,
 	MROCE_TW_STREAM,
 	MROCE_TW_DEAD,
+	MROCE_TW_STALL,		/* a stream's oldest message: no progress */
 };
 
 /*

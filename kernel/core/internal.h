@@ -185,7 +185,13 @@ enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn);
 /* ---- stream.c ---- */
 /* Next packet of @st (response jobs first, then posted messages). */
 bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
-		       struct mroce_pktref *ref);
+		       struct mroce_pktref *ref, u64 now);
+/*
+ * When the oldest incomplete message of @st fails for want of progress
+ * (stream.c, stall_bound()); 0: nothing outstanding.
+ */
+u64 mroce_stream_stall_at(const struct mroce_conn *c,
+			  const struct mroce_stream *st);
 /* Is a remembered packet still worth (re)sending? */
 bool mroce_pktref_live(const struct mroce_pktref *ref);
 /* Fill the opcode, stream fields and extension of a packet. */
