@@ -106,7 +106,11 @@ static void rx_path(struct mroce_conn *c, struct mroce_path *p,
  * scoreboard resolves the psn; a LATE psn is news only through a dsn
  * inside [base, base + window), and a duplicate below the base is not.
  * A dropped packet moves nothing: not the path's cumulative point, SACK
- * bits, counts or ACK schedule, not the dsn window, not a stream.
+ * bits, counts or ACK schedule, not the dsn window, not a stream.  A
+ * genuine packet can be both FAR (its path lost a packet 256 psns ago)
+ * and the first to JUMP: it is dropped too, and taken when its
+ * retransmission, with a new psn, comes after another packet moved one
+ * of the windows.
  */
 static bool rx_window_ok(struct mroce_conn *c, enum mroce_sack_result ps,
 			 enum mroce_dsn_rx ds, u32 dsn)

@@ -128,11 +128,21 @@ int mroce_stream_set_tx_start(struct mroce_stream *st, u32 msn)
 }
 
 /*
+ * The local ACK timeout T, at least rto_min: a message must be able to
+ * wait for one retransmission.  Also the grace of a stall found overdue
+ * (mroce_stream_on_wake()).
+ */
+static u64 stall_unit(const struct mroce_conn *c,
+		      const struct mroce_stream *st)
+{
+	return MROCE_MAX(st->prm.ack_timeout_ns, c->cfg.rto_min_ns);
+}
+
+/*
  * How long the oldest incomplete message may go without progress before
  * it fails with retry exceeded, and the stream with it: what verbs allows
  * a requester, T * (retry_cnt + 1) for the local ACK timeout T, as if each
- * retry waited T in vain.  T is at least the connection's RTO, which a
- * message must be able to wait once.  An infinite T (timeout 0) leaves the
+ * retry waited T in vain (stall_unit()).  An infinite T (timeout 0) leaves the
  * connection's bound, dead_ns: a peer that answers its paths but never
  * completes the message (polled forever, the frontier stuck) does not keep
  * the connection's own dead timer from firing, which watches data in
@@ -142,11 +152,9 @@ int mroce_stream_set_tx_start(struct mroce_stream *st, u32 msn)
 static u64 stall_bound(const struct mroce_conn *c,
 		       const struct mroce_stream *st)
 {
-	u64 t = st->prm.ack_timeout_ns;
-
-	if (!t)
+	if (!st->prm.ack_timeout_ns)
 		return c->cfg.dead_ns;
-	return MROCE_MAX(t, mroce_conn_rto(c)) * (st->prm.retry_cnt + 1u);
+	return stall_unit(c, st) * (st->prm.retry_cnt + 1u);
 }
 
 u64 mroce_stream_stall_at(const struct mroce_conn *c,
@@ -1099,7 +1107,7 @@ void mroce_stream_on_wake(struct mroce_conn *c, struct mroce_stream *st,
 	 * the rest.  Not while it waits for a back-off, nor before its first
 	 * packet left: until then it waits for its connection to open or
 	 * for room in the windows, which the connection's own timers bound.
-	 * And not at the first pass that finds it overdue, but an RTO later,
+	 * And not at the first pass that finds it overdue, but T later,
 	 * if nothing came meanwhile: after a stall of this host every
 	 * deadline is past at once, while the peer's answers still wait in
 	 * the receive queue behind this timer (the dead timer's rounds).
@@ -1112,7 +1120,7 @@ void mroce_stream_on_wake(struct mroce_conn *c, struct mroce_stream *st,
 				   (t->sent || t->attempt)))) {
 			st->stall_check = 0;
 		} else if (!st->stall_check) {
-			st->stall_check = now + mroce_conn_rto(c);
+			st->stall_check = now + stall_unit(c, st);
 			at = st->stall_check;
 		} else if (st->stall_check <= now) {
 			st->stats.stalls++;

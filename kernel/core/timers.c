@@ -36,7 +36,7 @@
  *             (nothing of the stream acknowledged, no frontier move, no
  *             response byte, no refusal) for T * (retry_cnt + 1), T the
  *             QP's local ACK timeout (dead_ns for an infinite one), and
- *             still none an RTO after a pass found it overdue: it fails
+ *             still none T later (T at least rto_min): it fails
  *             with retry exceeded and the stream breaks (stream.c,
  *             stall_bound()).  Back-offs do not count.  A stream's stall
  *             and back-off deadlines share its waitq entry.
