@@ -325,6 +325,8 @@ static void stream_requester(struct mroce_qp *qp)
 
 	prm->rnr_retry = qp->rnr_retry;
 	prm->retry_cnt = qp->retry_cnt;
+	/* bounds every work request: stream.c, stall_bound() */
+	prm->ack_timeout_ns = mroce_ib_timeout_ns(qp->timeout);
 	prm->max_rd_atomic = clamp_t(u8, qp->max_rd_atomic, 1,
 				     MROCE_MAX_RD_ATOMIC);
 	prm->rnr_delay_ns = (u64)rnr_timer_us[qp->min_rnr_timer] *
@@ -355,6 +357,7 @@ static int qp_attach(struct mroce_qp *qp)
 	prm.max_rd_atomic = qp->max_rd_atomic;
 	prm.rnr_retry = qp->rnr_retry;
 	prm.retry_cnt = qp->retry_cnt;
+	prm.ack_timeout_ns = mroce_ib_timeout_ns(qp->timeout);
 	prm.srq = !!qp->srq;
 	prm.rnr_delay_ns = (u64)rnr_timer_us[qp->min_rnr_timer] *
 			   NSEC_PER_USEC;

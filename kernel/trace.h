@@ -24,6 +24,7 @@ TRACE_DEFINE_ENUM(MROCE_TW_RTO);
 TRACE_DEFINE_ENUM(MROCE_TW_TLP);
 TRACE_DEFINE_ENUM(MROCE_TW_STREAM);
 TRACE_DEFINE_ENUM(MROCE_TW_DEAD);
+TRACE_DEFINE_ENUM(MROCE_TW_STALL);
 
 /*
  * A connection's timer is started or moved (peer.c, peer_arm()): for which
@@ -68,7 +69,8 @@ TRACE_EVENT(mroce_timer_arm,
 				   { MROCE_TW_RTO, "rto" },
 				   { MROCE_TW_TLP, "tlp" },
 				   { MROCE_TW_STREAM, "stream" },
-				   { MROCE_TW_DEAD, "dead" }),
+				   { MROCE_TW_DEAD, "dead" },
+				   { MROCE_TW_STALL, "stall" }),
 		  (int)__entry->path, __entry->in_ns, __entry->slack_ns,
 		  __entry->was_late_ns, __entry->wheel)
 );

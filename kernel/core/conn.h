@@ -219,7 +219,9 @@ struct mroce_conn_stats {
 	u64 rx_dup_dsn;		/* already received: not placed again */
 	u64 rx_drop_state;	/* wrong connection state for the opcode */
 	u64 rx_drop_path;	/* path id beyond the negotiated count */
-	u64 rx_drop_dsn;	/* dsn outside the window */
+	u64 rx_drop_dsn;	/* dsn outside the window (rx.c: rx_window_ok) */
+	u64 rx_drop_psn;	/* psn outside its path's, no dsn to vouch */
+	u64 rx_drop_msn;	/* msn beyond what its stream can take */
 	u64 rx_dsn_jumps;	/* window dragged over abandoned dsns */
 	u64 rx_drop_stream;	/* no such stream / not ours */
 	u64 rx_drop_ack;	/* ACK block inconsistent with what we sent */
@@ -383,14 +385,13 @@ struct mroce_conn {
 	u8 challenge_pending;	/* a CHALLENGE to send */
 	u8 close_seen;		/* the peer said CLOSE: end as closed */
 	u8 hello_now;		/* CONNECT again at once (a new cookie) */
-	u32 challenge_seq;
 	u64 challenge;		/* token of our last CHALLENGE; 0: none */
 	u64 challenge_next;	/* no new CHALLENGE before this */
 	u64 cookie;		/* CONNECT: the cookie it echoes */
 	u64 reset_echo;		/* the echo of the RESET we owe */
 	u64 accept_next;	/* no second ACCEPT before this */
 	struct mroce_key key;	/* tokens: mroce_conn_set_key() */
-	u8 pad[56];		/* paths[] stays line-aligned (conn.c) */
+	u8 pad[32];		/* paths[] stays line-aligned (conn.c) */
 	/*
 	 * The paths start on a cache line of a line-aligned connection, so a
 	 * timer scan reads two lines of each path, not three.
@@ -574,6 +575,7 @@ enum mroce_timer_what {
 	MROCE_TW_TLP,
 	MROCE_TW_STREAM,
 	MROCE_TW_DEAD,
+	MROCE_TW_STALL,		/* a stream's oldest message: no progress */
 };
 
 /*

@@ -12,20 +12,40 @@
 #include "internal.h"
 
 
-enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn)
+/*
+ * What @dsn is to the receive window [base, base + window), changing
+ * nothing.  Below the window, a dsn counts as a duplicate for one window:
+ * the sender never sends a dsn a window below its oldest unresolved one,
+ * which is at most a window below our base; anything older is no packet
+ * of this connection's recent past.  Above it, by less than
+ * MROCE_DSN_JUMP_MAX, a jump over dsns the sender abandoned; further is
+ * out of window.
+ */
+enum mroce_dsn_rx mroce_dsn_check(const struct mroce_conn *c, u32 dsn)
 {
 	u32 d = dsn - c->rx_dsn_base;
 
+	if (d < c->cfg.dsn_window)
+		return mroce_bit_test(c->rx_dsn_bits, dsn, MROCE_DSN_MASK) ?
+		       MROCE_DSN_DUP : MROCE_DSN_NEW;
 	if ((s32)d < 0)
-		return MROCE_DSN_DUP;
+		return -d <= c->cfg.dsn_window ? MROCE_DSN_DUP :
+						 MROCE_DSN_OUTSIDE;
+	return d < MROCE_DSN_JUMP_MAX ? MROCE_DSN_JUMP : MROCE_DSN_OUTSIDE;
+}
+
+void mroce_dsn_commit(struct mroce_conn *c, u32 dsn)
+{
+	u32 d = dsn - c->rx_dsn_base;
+
 	if (d >= c->cfg.dsn_window) {
 		/*
 		 * The sender never has a dsn at or beyond its oldest
 		 * unresolved one plus the window, so this dsn proves every
 		 * dsn up to dsn - window resolved there (received, or
 		 * abandoned because its message no longer needed it): drag
-		 * the window up, forgetting abandoned holes.  (More than 2^31
-		 * ahead counts as behind: a duplicate, above.)
+		 * the window up, forgetting abandoned holes.  That clears
+		 * dsn's own bit (that of dsn - window).
 		 */
 		u32 floor = dsn - (c->cfg.dsn_window - 1);
 
@@ -38,13 +58,20 @@ enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn)
 		c->rx_dsn_base = floor;
 		c->rstats.rx_dsn_jumps++;
 	}
-	if (mroce_bit_test(c->rx_dsn_bits, dsn, MROCE_DSN_MASK))
-		return MROCE_DSN_DUP;
 	mroce_bit_set(c->rx_dsn_bits, dsn, MROCE_DSN_MASK);
 	while (mroce_bit_test(c->rx_dsn_bits, c->rx_dsn_base, MROCE_DSN_MASK)) {
 		mroce_bit_clear(c->rx_dsn_bits, c->rx_dsn_base, MROCE_DSN_MASK);
 		c->rx_dsn_base++;
 	}
+}
+
+enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn)
+{
+	enum mroce_dsn_rx r = mroce_dsn_check(c, dsn);
+
+	if (r != MROCE_DSN_NEW && r != MROCE_DSN_JUMP)
+		return r;
+	mroce_dsn_commit(c, dsn);
 	return MROCE_DSN_NEW;
 }
 

@@ -168,17 +168,36 @@ static inline bool mroce_dsn_tx_ack(struct mroce_conn *c, u32 dsn)
 }
 
 enum mroce_dsn_rx {
-	MROCE_DSN_NEW,
-	MROCE_DSN_DUP,
-	MROCE_DSN_OUTSIDE,
+	MROCE_DSN_NEW,		/* inside the window, not seen before */
+	MROCE_DSN_DUP,		/* seen, or at most a window below it */
+	MROCE_DSN_OUTSIDE,	/* further below, or too far above */
+	MROCE_DSN_JUMP,		/* above the window: drags it (check only) */
 };
 
+/*
+ * How far above the receive window's base a dsn may drag it: the sender
+ * abandons at most what it sent, far less than this.  A dsn beyond is
+ * dropped whatever its psn says.
+ */
+#define MROCE_DSN_JUMP_MAX	(1u << 30)
+
+/* Classify @dsn against the receive window, changing nothing (rx.c). */
+enum mroce_dsn_rx mroce_dsn_check(const struct mroce_conn *c, u32 dsn);
+/* Record @dsn, checked NEW or JUMP (a JUMP drags the window up). */
+void mroce_dsn_commit(struct mroce_conn *c, u32 dsn);
+/* Check and commit in one: NEW (a JUMP included), DUP or OUTSIDE. */
 enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn);
 
 /* ---- stream.c ---- */
 /* Next packet of @st (response jobs first, then posted messages). */
 bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
-		       struct mroce_pktref *ref);
+		       struct mroce_pktref *ref, u64 now);
+/*
+ * When the oldest incomplete message of @st fails for want of progress
+ * (stream.c, stall_bound()); 0: nothing outstanding.
+ */
+u64 mroce_stream_stall_at(const struct mroce_conn *c,
+			  const struct mroce_stream *st);
 /* Is a remembered packet still worth (re)sending? */
 bool mroce_pktref_live(const struct mroce_pktref *ref);
 /* Fill the opcode, stream fields and extension of a packet. */

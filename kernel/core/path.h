@@ -253,8 +253,23 @@ enum mroce_sack_result {
 	MROCE_SACK_NEW,		/* first time this psn was seen */
 	MROCE_SACK_DUP,		/* already received (fabric duplicate) */
 	MROCE_SACK_LATE,	/* below the cumulative point: not tracked */
+	MROCE_SACK_FAR,		/* new, 256 or more above it (check only) */
 };
 
+/*
+ * What @psn is to the path, changing nothing: the receiver decides with
+ * the packet's dsn whether a psn outside the window may move it (rx.c).
+ */
+enum mroce_sack_result mroce_sack_check(const struct mroce_path *p, u32 psn);
+
+/*
+ * Record @psn, checked NEW or FAR: a FAR psn drags the cumulative point up
+ * to psn - 255 (everything below is resolved at the sender, which never has
+ * more than 256 psns unresolved on a path).
+ */
+void mroce_sack_commit(struct mroce_path *p, u32 psn);
+
+/* Check and commit in one: NEW (FAR included), DUP or LATE. */
 enum mroce_sack_result mroce_sack_rx(struct mroce_path *p, u32 psn);
 
 /* Fill @ap with this path's receive state (cum_psn + SACK bitmap). */

@@ -7,6 +7,7 @@
  */
 #include "internal.h"
 
+/* Our stream @h names, if it is ours to take packets for; changes nothing. */
 static struct mroce_stream *find_stream(struct mroce_conn *c,
 					const struct mroce_hdr *h)
 {
@@ -17,28 +18,40 @@ static struct mroce_stream *find_stream(struct mroce_conn *c,
 	if (!st || st->conn != c || st->peer != h->src_stream ||
 	    st->state == MROCE_STREAM_IDLE)
 		return NULL;
-	st->touched = 1;
 	return st;
 }
 
-/* Path bookkeeping of a sequenced packet; false if it is a duplicate. */
-static bool rx_path(struct mroce_conn *c, struct mroce_path *p,
+/*
+ * Is @h's msn beyond every message @st can take?  A request beyond the
+ * responder's window [frontier, frontier + 256), or a response to a
+ * message never posted.  A live sender never produces one: it has at most
+ * 256 messages outstanding, from its oldest incomplete one, which is at or
+ * above our frontier.  Only a forged packet, or a stale one of an earlier
+ * incarnation of the peer QP (same QPN, msns restarted), does: it is
+ * dropped and counted, and the stream carries on.  (The WINDOW status
+ * stays in the wire format, but no NACK carries it any more: it failed
+ * the peer's message and both QPs for one packet anyone could send.)
+ * Below the window is a stale message, taken to be acknowledged.
+ */
+static bool msn_beyond(const struct mroce_stream *st,
+		       const struct mroce_hdr *h)
+{
+	if (st->state != MROCE_STREAM_ACTIVE)
+		return false;
+	if (h->opcode == MROCE_OP_READ_RESP ||
+	    h->opcode == MROCE_OP_ATOMIC_RESP)
+		return !mroce_seq_lt(h->msn, st->tx_end);
+	return (s32)(h->msn - st->rx_next) >= MROCE_STREAM_WINDOW;
+}
+
+/* Path bookkeeping of a sequenced packet whose psn was checked NEW or FAR. */
+static void rx_path(struct mroce_conn *c, struct mroce_path *p,
 		    const struct mroce_hdr *h, bool ce, u64 now)
 {
 	bool in_order = h->psn == p->rcv_nxt;
 	bool asked, last;
 
-	switch (mroce_sack_rx(p, h->psn)) {
-	case MROCE_SACK_DUP:
-		p->stats.rx_dup++;
-		return false;
-	case MROCE_SACK_LATE:
-		/* the sender gave it up; its dsn decides if it is news */
-		p->stats.rx_late++;
-		return true;
-	case MROCE_SACK_NEW:
-		break;
-	}
+	mroce_sack_commit(p, h->psn);
 	p->stats.rx_pkts++;
 	p->rcv_count++;
 	if (ce) {
@@ -72,14 +85,63 @@ static bool rx_path(struct mroce_conn *c, struct mroce_path *p,
 		c->ack_soft = 1;	/* sets its own deadline if held */
 	else if (!c->ack_at)
 		c->ack_at = now + c->cfg.ack_delay_ns;
-	return true;
+}
+
+/*
+ * May a packet whose psn is @ps on its path and whose dsn is @ds move the
+ * receiver?  Each sequence number may move its state beyond its window
+ * only when the other one is inside its own, so that no single forged
+ * number, nor a stale packet, can drag a window (after which every genuine
+ * packet would be a duplicate or late, acknowledged and never placed):
+ *
+ *   psn \ dsn   NEW        DUP          JUMP         OUTSIDE
+ *   NEW         take       path only    take, drag   drop (rx_drop_dsn)
+ *   FAR         take, drag drop         drop         drop (rx_drop_psn)
+ *   LATE        dsn only   count dup    drop         drop (rx_drop_psn)
+ *   DUP         dropped before the dsn is looked at (rx_dup, per path)
+ *
+ * FAR: 256 or more above the path's cumulative psn (mroce_sack_check());
+ * JUMP: a window or more above the dsn base (mroce_dsn_check()).  A
+ * duplicate dsn with a new psn is recorded on its path, so the sender's
+ * scoreboard resolves the psn; a LATE psn is news only through a dsn
+ * inside [base, base + window), and a duplicate below the base is not.
+ * A dropped packet moves nothing: not the path's cumulative point, SACK
+ * bits, counts or ACK schedule, not the dsn window, not a stream.  A
+ * genuine packet can be both FAR (its path lost a packet 256 psns ago)
+ * and the first to JUMP: it is dropped too, and taken when its
+ * retransmission, with a new psn, comes after another packet moved one
+ * of the windows.
+ */
+static bool rx_window_ok(struct mroce_conn *c, enum mroce_sack_result ps,
+			 enum mroce_dsn_rx ds, u32 dsn)
+{
+	switch (ps) {
+	case MROCE_SACK_NEW:
+		if (ds != MROCE_DSN_OUTSIDE)
+			return true;
+		c->rstats.rx_drop_dsn++;
+		return false;
+	case MROCE_SACK_FAR:
+		if (ds == MROCE_DSN_NEW)
+			return true;
+		break;
+	default:	/* LATE */
+		if (dsn - c->rx_dsn_base < c->cfg.dsn_window)
+			return true;
+		break;
+	}
+	c->rstats.rx_drop_psn++;
+	return false;
 }
 
 static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			 const struct mroce_rx_meta *m, u64 now)
 {
 	const struct mroce_hdr *h = &pkt->hdr;
-	struct mroce_stream *st;
+	struct mroce_stream *st = NULL;
+	enum mroce_sack_result ps;
+	enum mroce_dsn_rx ds;
+	struct mroce_path *p;
 	u32 hint;
 
 	/*
@@ -91,18 +153,34 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		c->rstats.rx_drop_path++;
 		return;
 	}
-	if (!rx_path(c, &c->paths[h->path], h, m->ce, now))
+	/* both numbers are checked before either commits anything */
+	p = &c->paths[h->path];
+	ps = mroce_sack_check(p, h->psn);
+	if (ps == MROCE_SACK_DUP) {
+		p->stats.rx_dup++;
 		return;
-	switch (mroce_dsn_rx(c, h->dsn)) {
-	case MROCE_DSN_DUP:
+	}
+	ds = mroce_dsn_check(c, h->dsn);
+	if (!rx_window_ok(c, ps, ds, h->dsn))
+		return;
+	/* news for a stream: its message window is the third check */
+	if (ds != MROCE_DSN_DUP) {
+		st = find_stream(c, h);
+		if (st && msn_beyond(st, h)) {
+			st->stats.rx_window++;
+			c->rstats.rx_drop_msn++;
+			return;
+		}
+	}
+	if (ps == MROCE_SACK_LATE)
+		p->stats.rx_late++;	/* the sender gave it up */
+	else
+		rx_path(c, p, h, m->ce, now);
+	if (ds == MROCE_DSN_DUP) {
 		c->rstats.rx_dup_dsn++;
 		return;
-	case MROCE_DSN_OUTSIDE:
-		c->rstats.rx_drop_dsn++;
-		return;
-	case MROCE_DSN_NEW:
-		break;
 	}
+	mroce_dsn_commit(c, h->dsn);
 	c->rstats.rx_data++;
 	c->rx_data_bytes += pkt->payload_len;
 	if (c->share) {
@@ -123,7 +201,6 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	     hint > c->ack_hint + c->ack_hint / 8))
 		c->ack_now = 1;
 
-	st = find_stream(c, h);
 	if (!st) {
 		c->rstats.rx_drop_stream++;
 		/* responses to a vanished requester need no answer */
@@ -132,6 +209,7 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			mroce_orphan_nack(c, h);
 		return;
 	}
+	st->touched = 1;
 	if (h->opcode == MROCE_OP_READ_RESP ||
 	    h->opcode == MROCE_OP_ATOMIC_RESP)
 		mroce_stream_rx_resp(c, st, pkt, m, now);
@@ -248,6 +326,7 @@ void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	case MROCE_OP_POLL:
 		st = find_stream(c, h);
 		if (st) {
+			st->touched = 1;
 			mroce_ackq_add(c, st, true);
 		} else {
 			c->stats.rx_drop_stream++;

@@ -53,13 +53,23 @@ static inline void rotate_right(const u64 in[MROCE_SACK_WORDS], u32 r,
 	out[3] = w3 >> s | w0 << 1 << t;
 }
 
-enum mroce_sack_result mroce_sack_rx(struct mroce_path *p, u32 psn)
+enum mroce_sack_result mroce_sack_check(const struct mroce_path *p, u32 psn)
 {
 	u32 d = psn - p->rcv_cum;
 
 	if ((s32)d < 0)
 		return MROCE_SACK_LATE;
-	if (d >= MROCE_PATH_WINDOW) {
+	/* the forced advance clears psn's bit (that of psn - 256): news */
+	if (d >= MROCE_PATH_WINDOW)
+		return MROCE_SACK_FAR;
+	return ring_test(p->rcv_bits, psn) ? MROCE_SACK_DUP : MROCE_SACK_NEW;
+}
+
+void mroce_sack_commit(struct mroce_path *p, u32 psn)
+{
+	u32 d = psn - p->rcv_cum;
+
+	if ((s32)d >= 0 && d >= MROCE_PATH_WINDOW) {
 		u32 floor = psn - (MROCE_PATH_WINDOW - 1);
 
 		if (floor - p->rcv_cum >= MROCE_PATH_WINDOW)
@@ -69,14 +79,22 @@ enum mroce_sack_result mroce_sack_rx(struct mroce_path *p, u32 psn)
 				ring_clear(p->rcv_bits, p->rcv_cum);
 		p->rcv_cum = floor;
 	}
-	if (ring_test(p->rcv_bits, psn))
-		return MROCE_SACK_DUP;
 	ring_set(p->rcv_bits, psn);
 	while (ring_test(p->rcv_bits, p->rcv_cum)) {
 		ring_clear(p->rcv_bits, p->rcv_cum);
 		p->rcv_cum++;
 	}
-	return MROCE_SACK_NEW;
+}
+
+enum mroce_sack_result mroce_sack_rx(struct mroce_path *p, u32 psn)
+{
+	enum mroce_sack_result r = mroce_sack_check(p, psn);
+
+	if (r == MROCE_SACK_NEW || r == MROCE_SACK_FAR) {
+		mroce_sack_commit(p, psn);
+		return MROCE_SACK_NEW;
+	}
+	return r;
 }
 
 void mroce_sack_fill(const struct mroce_path *p, struct mroce_ack_path *ap,

@@ -139,6 +139,44 @@ int mroce_stream_set_tx_start(struct mroce_stream *st, u32 msn)
 	return 0;
 }
 
+/*
+ * The local ACK timeout T, at least rto_min: a message must be able to
+ * wait for one retransmission.  Also the grace of a stall found overdue
+ * (mroce_stream_on_wake()).
+ */
+static u64 stall_unit(const struct mroce_conn *c,
+		      const struct mroce_stream *st)
+{
+	return MROCE_MAX(st->prm.ack_timeout_ns, c->cfg.rto_min_ns);
+}
+
+/*
+ * How long the oldest incomplete message may go without progress before
+ * it fails with retry exceeded, and the stream with it: what verbs allows
+ * a requester, T * (retry_cnt + 1) for the local ACK timeout T, as if each
+ * retry waited T in vain (stall_unit()).  An infinite T (timeout 0) leaves the
+ * connection's bound, dead_ns: a peer that answers its paths but never
+ * completes the message (polled forever, the frontier stuck) does not keep
+ * the connection's own dead timer from firing, which watches data in
+ * flight only.  RNR back-offs do not count (progress_ns is set to their
+ * end).
+ */
+static u64 stall_bound(const struct mroce_conn *c,
+		       const struct mroce_stream *st)
+{
+	if (!st->prm.ack_timeout_ns)
+		return c->cfg.dead_ns;
+	return stall_unit(c, st) * (st->prm.retry_cnt + 1u);
+}
+
+u64 mroce_stream_stall_at(const struct mroce_conn *c,
+			  const struct mroce_stream *st)
+{
+	if (st->state != MROCE_STREAM_ACTIVE || st->tx_una == st->tx_end)
+		return 0;
+	return st->progress_ns + stall_bound(c, st);
+}
+
 int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
 		      u64 now)
 {
@@ -167,6 +205,12 @@ int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
 		return MROCE_EINVAL;
 	}
 
+	/* the oldest incomplete message: its progress deadline starts */
+	if (st->tx_end == st->tx_una) {
+		st->progress_ns = now;
+		st->stall_check = 0;
+		mroce_waitq_arm(c, st, now + stall_bound(c, st));
+	}
 	t = mroce_txmsg(st, st->tx_end);
 	memset(t, 0, sizeof(*t));
 	t->m = *m;
@@ -277,7 +321,7 @@ static bool resp_next(struct mroce_stream *st, u32 mss,
 }
 
 bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
-		       struct mroce_pktref *ref)
+		       struct mroce_pktref *ref, u64 now)
 {
 	u32 mss = MROCE_MIN(st->prm.mss, c->tx_mss);	/* QP's and connection's */
 	struct mroce_txmsg *t;
@@ -298,6 +342,13 @@ bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
 	ref->kind = MROCE_TXE_SQ;
 	ref->attempt = t->attempt;
 	total = op_has_payload(t->m.op) ? t->m.len : 0;
+	/*
+	 * The oldest message leaving for the first time: its progress
+	 * deadline runs from now, not from a post that waited for the
+	 * connection to open or for room in its windows.
+	 */
+	if (!t->sent && !t->attempt && t->msn == st->tx_una)
+		st->progress_ns = MROCE_MAX(st->progress_ns, now);
 	ref->offset = t->sent;
 	ref->len = MROCE_MIN(mss, total - t->sent);
 	t->sent += ref->len;
@@ -431,11 +482,12 @@ static void tx_deliver(struct mroce_conn *c, struct mroce_stream *st)
 	/*
 	 * Everything completed: no completion can stall, and nothing waits
 	 * for a back-off (a waiting message is outstanding), so the stream
-	 * needs no timer.  Left armed, the POLL deadline of the last message
+	 * needs no timer (nor a progress deadline: nothing is outstanding).
+	 * Left armed, the POLL deadline of the last message
 	 * made the connection's timer fire once per PTO in a ping-pong, to
 	 * find nothing due, and each firing delayed the iteration it hit.
 	 */
-	if (st->tx_una == st->tx_end && st->poll_at) {
+	if (st->tx_una == st->tx_end && mroce_list_linked(&st->waitq)) {
 		st->poll_at = 0;
 		st->wake_at = 0;
 		if (mroce_list_linked(&st->waitq))
@@ -495,6 +547,7 @@ void mroce_stream_pkt_acked(struct mroce_conn *c,
 		struct mroce_txmsg *t = mroce_txmsg(st, ref->msn);
 		u32 total = op_has_payload(t->m.op) ? t->m.len : 0;
 
+		st->progress_ns = now;
 		t->acked += ref->len;
 		if (ref->flags & MROCE_TXE_LAST)
 			t->acked_last = 1;
@@ -516,6 +569,7 @@ void mroce_stream_settle(struct mroce_conn *c, struct mroce_stream *st,
 {
 	if (st->deliver_held) {
 		st->deliver_held = 0;
+		st->progress_ns = now;
 		tx_deliver(c, st);
 	}
 	if (st->resp_freed) {
@@ -533,6 +587,7 @@ static void tx_nacked(struct mroce_conn *c, struct mroce_stream *st,
 
 	if (t->state == MROCE_TXM_WAIT || t->attempt != e->attempt)
 		return;		/* already handled, or about an old attempt */
+	st->progress_ns = now;
 	switch (e->status) {
 	case MROCE_ST_RNR:
 		st->stats.rnr_rcvd++;
@@ -563,6 +618,8 @@ static void tx_nacked(struct mroce_conn *c, struct mroce_stream *st,
 		st->rd_inflight--;
 	t->state = MROCE_TXM_WAIT;
 	t->resend_at = now + delay;
+	/* a back-off is no stall: the deadline counts from its end */
+	st->progress_ns = MROCE_MAX(st->progress_ns, t->resend_at);
 	mroce_waitq_arm(c, st, t->resend_at);
 }
 
@@ -582,6 +639,7 @@ void mroce_stream_on_entry(struct mroce_conn *c, struct mroce_stream *st,
 	if (mroce_seq_lt(st->frontier, e->msn)) {
 		msn = mroce_seq_max(st->frontier, st->tx_una);
 		st->frontier = e->msn;
+		st->progress_ns = now;
 		for (; mroce_seq_lt(msn, e->msn); msn++) {
 			t = mroce_txmsg(st, msn);
 			if (!op_is_read_atomic(t->m.op))
@@ -648,6 +706,7 @@ void mroce_stream_rx_resp(struct mroce_conn *c, struct mroce_stream *st,
 		tx_complete(c, st, t, MROCE_WC_LOC_PROT);
 		return;
 	}
+	st->progress_ns = now;
 	if (h->opcode == MROCE_OP_ATOMIC_RESP) {
 		t->orig = d->orig;
 		tx_complete(c, st, t, MROCE_WC_OK);
@@ -852,11 +911,9 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 		st->stats.rx_stale++;
 		return;
 	}
-	if (msn - st->rx_next >= MROCE_STREAM_WINDOW) {
-		st->stats.rx_window++;
-		rx_break(c, st, NULL, MROCE_ST_WINDOW, msn, h->attempt);
+	/* beyond the window: dropped before anything moved (rx.c, msn_beyond) */
+	if (MROCE_WARN_ON(msn - st->rx_next >= MROCE_STREAM_WINDOW))
 		return;
-	}
 
 	if (st->failing && !mroce_seq_lt(msn, st->fail_msn)) {
 		st->stats.rx_stale++;
@@ -1013,7 +1070,7 @@ void mroce_stream_on_wake(struct mroce_conn *c, struct mroce_stream *st,
 			  u64 now)
 {
 	struct mroce_txmsg *t;
-	u64 next = 0;
+	u64 next = 0, at;
 	u32 msn;
 
 	if (st->state != MROCE_STREAM_ACTIVE) {
@@ -1034,6 +1091,7 @@ void mroce_stream_on_wake(struct mroce_conn *c, struct mroce_stream *st,
 			continue;
 		}
 		/* resend the whole message as a new attempt */
+		st->progress_ns = MROCE_MAX(st->progress_ns, now);
 		t->attempt++;
 		t->sent = 0;
 		t->acked = 0;
@@ -1054,6 +1112,44 @@ void mroce_stream_on_wake(struct mroce_conn *c, struct mroce_stream *st,
 	}
 	if (st->poll_at)
 		next = next ? MROCE_MIN(next, st->poll_at) : st->poll_at;
+	/*
+	 * The oldest message made no progress for its bound (stall_bound()):
+	 * it fails with retry exceeded, the stream breaks, its QP flushes
+	 * the rest.  Not while it waits for a back-off, nor before its first
+	 * packet left: until then it waits for its connection to open or
+	 * for room in the windows, which the connection's own timers bound.
+	 * And not at the first pass that finds it overdue, but T later,
+	 * if nothing came meanwhile: after a stall of this host every
+	 * deadline is past at once, while the peer's answers still wait in
+	 * the receive queue behind this timer (the dead timer's rounds).
+	 */
+	at = mroce_stream_stall_at(c, st);
+	if (at) {
+		t = mroce_txmsg(st, st->tx_una);
+		if (at > now || !(t->state == MROCE_TXM_SENT ||
+				  (t->state == MROCE_TXM_SENDING &&
+				   (t->sent || t->attempt)))) {
+			st->stall_check = 0;
+		} else if (!st->stall_check) {
+			st->stall_check = now + stall_unit(c, st);
+			at = st->stall_check;
+		} else if (st->stall_check <= now) {
+			st->stats.stalls++;
+			tx_complete(c, st, t, MROCE_WC_RETRY_EXC);
+			if (st->state != MROCE_STREAM_ACTIVE) {
+				mroce_stream_on_wake(c, st, now); /* disarm */
+				return;
+			}
+			st->stall_check = 0;
+			at = mroce_stream_stall_at(c, st);
+		} else {
+			at = st->stall_check;
+		}
+		if (at && at <= now)	/* it waits for a back-off, or to leave */
+			at = now + stall_bound(c, st);
+		if (at)
+			next = next ? MROCE_MIN(next, at) : at;
+	}
 	st->wake_at = 0;
 	if (mroce_list_linked(&st->waitq))
 		mroce_list_del(&st->waitq);

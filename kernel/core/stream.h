@@ -134,7 +134,20 @@ struct mroce_stream_params {
 	u8 srq;			/* receives come from a shared queue */
 	u64 rnr_delay_ns;	/* back-off we ask of a peer we refuse */
 	u64 min_rnr_ns;		/* floor for our own RNR back-off */
+	/*
+	 * Local ACK timeout T (verbs: mroce_ib_timeout_ns(timeout)); 0:
+	 * infinite.  The oldest incomplete message fails with retry
+	 * exceeded after T * (retry_cnt + 1) without progress (stream.c,
+	 * stall_bound()).
+	 */
+	u64 ack_timeout_ns;
 };
+
+/* The verbs local ACK timeout attribute in ns: 4.096 us * 2^timeout. */
+static inline u64 mroce_ib_timeout_ns(u8 timeout)
+{
+	return timeout ? 4096ull << (timeout & 31) : 0;
+}
 
 enum mroce_stream_state {
 	MROCE_STREAM_IDLE,	/* not attached to a connection */
@@ -148,8 +161,9 @@ struct mroce_stream_stats {
 	u64 rnr_sent;		/* NACKs for want of a receive */
 	u64 rnr_rcvd;
 	u64 rx_stale;		/* packets of completed messages or old tries */
-	u64 rx_window;		/* packets beyond the message window */
+	u64 rx_window;		/* dropped: beyond the message window */
 	u64 polls;
+	u64 stalls;		/* messages failed for want of progress */
 };
 
 struct mroce_stream {
@@ -183,6 +197,13 @@ struct mroce_stream {
 	u32 rd_inflight;	/* READ/ATOMICs sent and not complete */
 	u32 frontier;		/* peer's frontier as last reported */
 	u64 poll_at;		/* POLL if completion stalls */
+	/*
+	 * Last progress of the oldest incomplete message: a packet of the
+	 * stream acknowledged, the frontier moved, a response byte, a
+	 * refusal (a back-off counts from its end), or its becoming oldest.
+	 */
+	u64 progress_ns;
+	u64 stall_check;	/* found overdue: fails at this check */
 
 	/* responder */
 	u32 rx_next;		/* frontier: every msn below completed */

@@ -32,6 +32,14 @@
  *             new source port (a new ECMP route).
  *  stream     RNR / retry back-off of a NACKed message expires; a stream
  *             whose completion is overdue sends a POLL.
+ *  stall      per stream: its oldest incomplete message made no progress
+ *             (nothing of the stream acknowledged, no frontier move, no
+ *             response byte, no refusal) for T * (retry_cnt + 1), T the
+ *             QP's local ACK timeout (dead_ns for an infinite one), and
+ *             still none T later (T at least rto_min): it fails
+ *             with retry exceeded and the stream breaks (stream.c,
+ *             stall_bound()).  Back-offs do not count.  A stream's stall
+ *             and back-off deadlines share its waitq entry.
  *  dead       data outstanding, no progress for dead_ns and at least
  *             MROCE_DEAD_ROUNDS timer passes that fired an RTO (or gave
  *             up probing a path) since: the peer is unreachable; the
@@ -194,10 +202,16 @@ enum mroce_timer_what mroce_conn_timer_what(const struct mroce_conn *c,
 			return w;
 		}
 	}
-	for (pos = c->waitq.next; pos != &c->waitq; pos = pos->next)
-		if (mroce_list_entry(pos, struct mroce_stream, waitq)->wake_at ==
-		    at)
-			return MROCE_TW_STREAM;
+	for (pos = c->waitq.next; pos != &c->waitq; pos = pos->next) {
+		const struct mroce_stream *st =
+			mroce_list_entry(pos, struct mroce_stream, waitq);
+
+		if (st->wake_at != at)
+			continue;
+		return mroce_stream_stall_at(c, st) == at ||
+		       (st->stall_check == at && at) ? MROCE_TW_STALL :
+						       MROCE_TW_STREAM;
+	}
 	if (mroce_conn_outstanding(c) &&
 	    c->last_progress_ns + c->cfg.dead_ns == at)
 		return MROCE_TW_DEAD;

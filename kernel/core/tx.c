@@ -426,7 +426,7 @@ static enum mroce_poll poll_data(struct mroce_conn *c, u64 now, void *buf,
 			return MROCE_POLL_IDLE;
 		st = mroce_list_entry(c->sched.next, struct mroce_stream, sched);
 		mroce_list_del(&st->sched);
-		if (!mroce_stream_next(c, st, &nref))
+		if (!mroce_stream_next(c, st, &nref, now))
 			continue;	/* blocked (fence, READ limit): later */
 		nref.dsn = c->tx_dsn_nxt++;
 		emit_data(c, p, &nref, false, now, buf, cap, tx);

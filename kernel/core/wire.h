@@ -80,7 +80,12 @@ enum mroce_status {
 	MROCE_ST_ACCESS		= 2,	/* rkey, bounds or permission */
 	MROCE_ST_INVALID	= 3,	/* malformed / too long / unsupported */
 	MROCE_ST_OPERR		= 4,	/* responder failed (QP in error …) */
-	MROCE_ST_WINDOW		= 5,	/* msn outside the receive window */
+	/*
+	 * msn outside the receive window.  Not sent: such a packet is
+	 * dropped and counted (rx_drop_msn), as only a forged or stale one
+	 * can be; a receiver still takes it as a refusal.
+	 */
+	MROCE_ST_WINDOW		= 5,
 	MROCE_ST_NO_STREAM	= 6,	/* unknown or unconnected stream */
 	MROCE_ST_MAX		= 6,
 };

@@ -109,7 +109,9 @@ struct DsnModel {
 
   enum mroce_dsn_rx on_rx(uint32_t dsn) {
     uint32_t d = dsn - rx.base;
-    if (static_cast<int32_t>(d) < 0) return MROCE_DSN_DUP;
+    if (static_cast<int32_t>(d) < 0)
+      return 0u - d <= window ? MROCE_DSN_DUP : MROCE_DSN_OUTSIDE;
+    if (d >= MROCE_DSN_JUMP_MAX) return MROCE_DSN_OUTSIDE;
     // beyond the window: the sender resolved everything <= dsn - window
     if (d >= window) rx.rebase(dsn - (window - 1));
     if (rx.has(dsn)) return MROCE_DSN_DUP;

@@ -254,9 +254,11 @@ TEST_F(Regress, BrokenStreamDisarmsItsTimer) {
   mroce_conn_rx(c, &d, b.data(), &m, f.now);
   ASSERT_NE(A().qp(1).st.poll_at, 0u);
 
-  // the stream breaks: a WRITE 300 messages ahead of its frontier
-  mroce_pkt wr = from_b(MROCE_OP_WRITE, A().qp(1).st.rx_next + 300);
-  inject(A(), wr);
+  // the stream breaks: a WRITE at its frontier with an unknown rkey
+  mroce_pkt wr = from_b(MROCE_OP_WRITE, A().qp(1).st.rx_next);
+  wr.data.rkey = 0xdead;
+  wr.data.total = 4;
+  inject(A(), wr, 4);
   ASSERT_EQ(A().qp(1).st.state, MROCE_STREAM_ERROR);
 
   // the timer fires when the POLL was due; then it must not be due again

@@ -208,7 +208,9 @@ TEST_F(ConnFixture, DsnReceiveWindowIsExactlyOnce) {
     ASSERT_EQ(mroce_dsn_rx(c, d), MROCE_DSN_NEW);
     seen.insert(d);
     uint32_t again = *std::next(seen.begin(), rng() % seen.size());
-    ASSERT_EQ(mroce_dsn_rx(c, again), MROCE_DSN_DUP);
+    // seen: a duplicate, or out of window a window below the base
+    bool near = again >= c->rx_dsn_base || c->rx_dsn_base - again <= 1024;
+    ASSERT_EQ(mroce_dsn_rx(c, again), near ? MROCE_DSN_DUP : MROCE_DSN_OUTSIDE);
   }
   EXPECT_EQ(c->rx_dsn_base, 5000u);
   EXPECT_EQ(mroce_dsn_rx(c, 5000 + 1023), MROCE_DSN_NEW);
@@ -217,7 +219,18 @@ TEST_F(ConnFixture, DsnReceiveWindowIsExactlyOnce) {
   EXPECT_EQ(mroce_dsn_rx(c, 5000 + 1024 + 10), MROCE_DSN_NEW);
   EXPECT_EQ(c->rx_dsn_base, 5000u + 11);
   EXPECT_EQ(mroce_dsn_rx(c, 5005), MROCE_DSN_DUP);
-  EXPECT_EQ(mroce_dsn_rx(c, c->rx_dsn_base + 0x80000000u), MROCE_DSN_DUP);  // half behind
+  // a duplicate for a window below the base; further, and beyond a jump
+  // the sender could have made, out of window, moving nothing
+  uint32_t base = c->rx_dsn_base, win = c->cfg.dsn_window;
+  EXPECT_EQ(mroce_dsn_rx(c, base - win), MROCE_DSN_DUP);
+  EXPECT_EQ(mroce_dsn_rx(c, base - win - 1), MROCE_DSN_OUTSIDE);
+  EXPECT_EQ(mroce_dsn_rx(c, base + 0x80000000u), MROCE_DSN_OUTSIDE);  // half behind
+  EXPECT_EQ(mroce_dsn_rx(c, base + MROCE_DSN_JUMP_MAX), MROCE_DSN_OUTSIDE);
+  EXPECT_EQ(c->rx_dsn_base, base);
+  EXPECT_EQ(mroce_dsn_check(c, base + MROCE_DSN_JUMP_MAX - 1), MROCE_DSN_JUMP);
+  EXPECT_EQ(mroce_dsn_check(c, base + win), MROCE_DSN_JUMP);
+  EXPECT_EQ(mroce_dsn_check(c, base + win - 1), MROCE_DSN_DUP);  // 5000 + 1034
+  EXPECT_EQ(mroce_dsn_check(c, base + win - 2), MROCE_DSN_NEW);
 }
 
 TEST_F(ConnFixture, DsnSenderAcks) {

@@ -849,7 +849,8 @@ void MetaRoceTransport::report(TransportCounters &t) const {
     t.duplicates_received += s.rx_dup_dsn;
     t.acks_sent += s.tx_acks;
     t.rejected_packets +=
-        s.rx_drop_state + s.rx_drop_path + s.rx_drop_dsn + s.rx_drop_stream + s.rx_drop_ack;
+        s.rx_drop_state + s.rx_drop_path + s.rx_drop_dsn + s.rx_drop_psn + s.rx_drop_msn +
+        s.rx_drop_stream + s.rx_drop_ack;
   }
 }
 
