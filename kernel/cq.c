@@ -63,7 +63,7 @@ int mroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (err)
 		goto err_count;
 	if (!udata) {
-		cq->kqp = kvcalloc(entries, sizeof(*cq->kqp), GFP_KERNEL);
+		cq->kqp = kvcalloc(entries, sizeof(*cq->kqp), GFP_KERNEL_ACCOUNT);
 		if (!cq->kqp) {
 			err = -ENOMEM;
 			goto err_queue;

@@ -67,7 +67,7 @@ struct ib_mr *mroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	/* No global rkey: remote access needs a registered region. */
 	if (access & ~IB_ACCESS_LOCAL_WRITE)
 		return ERR_PTR(-EOPNOTSUPP);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->mdev = mdev;
@@ -99,7 +99,7 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (!length || length > MROCE_MAX_MR_SIZE || iova + length < iova)
 		return ERR_PTR(-EINVAL);
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	umem = ib_umem_get(ibpd->device, start, length, access);
@@ -108,7 +108,7 @@ struct ib_mr *mroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		goto err_free;
 	}
 	mr->npages = ib_umem_num_pages(umem);
-	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages), GFP_KERNEL_ACCOUNT);
 	if (!mr->pages) {
 		err = -ENOMEM;
 		goto err_umem;

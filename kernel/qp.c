@@ -175,7 +175,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ibqp->qp_num = qpn;
 
 	err = -ENOMEM;
-	qp->xs = kvzalloc(sizeof(*qp->xs), GFP_KERNEL);
+	qp->xs = kvzalloc(sizeof(*qp->xs), GFP_KERNEL_ACCOUNT);
 	if (!qp->xs)
 		goto err_qpn;
 	qp->xs->qp = qp;
@@ -192,7 +192,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->sq_nshadow = min_t(u32, qp->sq.entries, MROCE_WINDOW);
 	shadow = mroce_swqe_size(qp->sq.stride);
 	qp->sq_shadow = kvzalloc(array_size(qp->sq_nshadow, shadow),
-				 GFP_KERNEL);
+				 GFP_KERNEL_ACCOUNT);
 	if (!qp->sq_shadow)
 		goto err_mem;
 
@@ -211,7 +211,7 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 					   rcv_sge), 8);
 	err = -ENOMEM;
 	qp->rcv = kvzalloc(array_size(MROCE_WINDOW, qp->rcv_stride),
-			   GFP_KERNEL);
+			   GFP_KERNEL_ACCOUNT);
 	if (!qp->rcv)
 		goto err_mem;
 

@@ -33,7 +33,7 @@ int mroce_queue_alloc(struct mroce_queue *q, struct ib_udata *udata,
 	}
 
 	uctx = rdma_udata_to_drv_context(udata, struct mroce_ucontext, ibuc);
-	mm = kzalloc(sizeof(*mm), GFP_KERNEL);
+	mm = kzalloc(sizeof(*mm), GFP_KERNEL_ACCOUNT);
 	if (!mm)
 		return -ENOMEM;
 	mm->buf = vmalloc_user(q->size);
