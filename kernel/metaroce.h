@@ -63,10 +63,12 @@
 #define MROCE_MAX_MSG_SIZE	BIT(31)
 
 /*
- * A connection id is 32 random bits (never 0), the key of mdev->conns.  An
- * off-path host that wants a packet taken by a connection must guess both
- * ends' ids, which it never sees (protocol.md 15).
+ * A connection id is 32 random bits (never 0), hashed in mdev->conn_ids.
+ * An off-path host that wants a packet taken by a connection must guess
+ * both ends' ids, which it never sees (protocol.md 15).  Being random, an
+ * id's low bits are its bucket: one bucket head and the peer per lookup.
  */
+#define MROCE_CONN_ID_BITS	10
 
 /* QP numbers: 0 and 1 are the IB special QPs, never handed out. */
 #define MROCE_QPN_MIN		16
@@ -188,7 +190,7 @@ struct mroce_dev {
 	DECLARE_HASHTABLE(peers, 8);
 	struct list_head peer_list;
 	unsigned int npeers;
-	struct xarray conns;		/* connection id -> struct mroce_peer */
+	DECLARE_HASHTABLE(conn_ids, MROCE_CONN_ID_BITS);	/* by id */
 	u64 nonce;			/* this endpoint instance (CONNECT) */
 	struct mroce_key cookie_key;	/* CONNECT cookies (core/cookie.h) */
 
@@ -485,16 +487,17 @@ struct mroce_peer {
 	spinlock_t lock;
 	spinlock_t tx_lock;
 	struct mroce_conn *conn;	/* kvzalloc(mroce_conn_size()) */
-	u32 id;				/* conn->id; its slot keys mdev->conns */
+	u32 id;				/* conn->id, hashed in mdev->conn_ids */
 	bool v4;
 	struct in6_addr raddr;
 	struct in6_addr laddr;
 	refcount_t ref;			/* hash + attached QPs */
-	bool hashed;			/* in mdev->peers and mdev->conns */
+	bool hashed;			/* in mdev->peers and mdev->conn_ids */
 	bool dead;			/* being freed: no timer, no input */
 	bool closed;			/* connection failed or closed */
 	u64 last_active;		/* last packet in, or QP attach/detach */
 	struct hlist_node hnode;	/* mdev->peers */
+	struct hlist_node idnode;	/* mdev->conn_ids */
 	struct list_head node;		/* mdev->peer_list */
 	struct rcu_head rcu;
 
@@ -746,13 +749,23 @@ void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b);
 struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
 				   const struct in6_addr *raddr);
 
-/*
- * The peer of connection id @id (under RCU), or NULL.
- */
+static inline struct hlist_head *mroce_conn_bucket(struct mroce_dev *mdev,
+						  u32 id)
+{
+	return &mdev->conn_ids[id & (BIT(MROCE_CONN_ID_BITS) - 1)];
+}
+
+/* The peer of connection id @id (under RCU or peers_mutex), or NULL. */
 static inline struct mroce_peer *mroce_peer_by_id(struct mroce_dev *mdev,
 						  u32 id)
 {
-	return xa_load(&mdev->conns, id);
+	struct mroce_peer *p;
+
+	hlist_for_each_entry_rcu(p, mroce_conn_bucket(mdev, id), idnode,
+				 lockdep_is_held(&mdev->peers_mutex))
+		if (p->id == id)
+			return p;
+	return NULL;
 }
 
 void mroce_peer_attach(struct mroce_peer *peer, struct mroce_qp *qp);

@@ -455,8 +455,8 @@ static struct mroce_peer *peer_alloc(struct mroce_dev *mdev,
 	struct mroce_cfg cfg;
 	struct mroce_key key;
 	struct mroce_peer *p;
-	int err, tries;
 	u32 id;
+	int err;
 
 	/* an active open is the verbs user's doing: charge its cgroup */
 	p = kzalloc(sizeof(*p), gfp);
@@ -469,24 +469,16 @@ static struct mroce_peer *peer_alloc(struct mroce_dev *mdev,
 		goto err_free;
 	}
 	/*
-	 * A random id, reserved now and published by peer_hash(); a clash
-	 * with a live one (birthday odds at a thousand peers: 1 in 10^4)
-	 * draws again.
+	 * A random id, unique among the hashed peers (peers_mutex held, so
+	 * none is added meanwhile); a clash is drawn again.
 	 */
-	for (tries = 0;; tries++) {
+	lockdep_assert_held(&mdev->peers_mutex);
+	do
 		id = get_random_u32();
-		if (!id)
-			continue;
-		err = xa_insert(&mdev->conns, id, NULL, GFP_KERNEL);
-		if (err != -EBUSY || tries >= 8)
-			break;
-	}
-	if (err < 0)
-		goto err_free;
+	while (!id || mroce_peer_by_id(mdev, id));
 	err = mroce_conn_init(p->conn, &cfg, &mroce_core_ops, p, id,
 			      mdev->nonce, get_random_u64(), ktime_get_ns());
 	if (err) {
-		xa_erase(&mdev->conns, id);
 		err = -EINVAL;
 		goto err_free;
 	}
@@ -520,7 +512,6 @@ static struct mroce_peer *peer_alloc(struct mroce_dev *mdev,
 	return p;
 
 err_conn:
-	xa_erase(&mdev->conns, id);
 	err = -ENOMEM;
 err_free:
 	peer_free_routes(p);
@@ -533,7 +524,7 @@ err_free:
 static void peer_hash(struct mroce_dev *mdev, struct mroce_peer *p)
 {
 	lockdep_assert_held(&mdev->peers_mutex);
-	xa_store(&mdev->conns, p->id, p, GFP_KERNEL);
+	hlist_add_head_rcu(&p->idnode, mroce_conn_bucket(mdev, p->id));
 	hash_add_rcu(mdev->peers, &p->hnode, addr_hash(&p->raddr));
 	list_add_tail(&p->node, &mdev->peer_list);
 	mdev->npeers++;
@@ -600,7 +591,7 @@ static void peer_unhash(struct mroce_dev *mdev, struct mroce_peer *p)
 	p->hashed = false;
 	mroce_share_del(mdev, p->conn);
 	hash_del_rcu(&p->hnode);
-	xa_erase(&mdev->conns, p->id);
+	hlist_del_rcu(&p->idnode);
 	peer_put_locked(p);
 }
 
@@ -845,7 +836,7 @@ void mroce_peers_init(struct mroce_dev *mdev)
 	mutex_init(&mdev->peers_mutex);
 	hash_init(mdev->peers);
 	INIT_LIST_HEAD(&mdev->peer_list);
-	xa_init(&mdev->conns);
+	hash_init(mdev->conn_ids);
 	mdev->nonce = get_random_u64() | 1;
 	get_random_bytes(&mdev->cookie_key, sizeof(mdev->cookie_key));
 	spin_lock_init(&mdev->open_lock);
@@ -883,5 +874,4 @@ void mroce_peers_destroy(struct mroce_dev *mdev)
 	}
 	WARN_ON(!list_empty(&mdev->peer_list));
 	mutex_unlock(&mdev->peers_mutex);
-	xa_destroy(&mdev->conns);
 }
