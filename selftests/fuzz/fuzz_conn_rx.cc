@@ -717,15 +717,15 @@ void World::cmd_ack(Input &in) {
 }
 
 // 'C': a control packet.  s: opcode (CONNECT, ACCEPT, RESET, CLOSE, PROBE,
-// PROBE_ACK, POLL), bit 6 wrong dst_conn, bit 7 wrong src_conn.
+// PROBE_ACK, POLL, CHALLENGE), bit 6 wrong dst_conn, bit 7 wrong src_conn.
 void World::cmd_ctrl(Input &in) {
   static const uint8_t kOps[] = {
       MROCE_OP_CONNECT, MROCE_OP_ACCEPT,    MROCE_OP_RESET, MROCE_OP_CLOSE,
-      MROCE_OP_PROBE,   MROCE_OP_PROBE_ACK, MROCE_OP_POLL};
+      MROCE_OP_PROBE,   MROCE_OP_PROBE_ACK, MROCE_OP_POLL,  MROCE_OP_CHALLENGE};
   uint8_t s = in.u8();
   mroce_pkt p{};
   mroce_hdr &h = p.hdr;
-  h.opcode = kOps[(s & 0x3f) % 7];
+  h.opcode = kOps[(s & 0x3f) % 8];
   h.src_conn = (s & 0x80) ? in.u8() : peer();
   h.dst_conn = h.opcode == MROCE_OP_CONNECT ? 0 : (s & 0x40) ? in.u8() : c->id;
   h.path = static_cast<uint16_t>(in.u8() % (c->npaths + 1));
@@ -740,8 +740,20 @@ void World::cmd_ctrl(Input &in) {
       p.hello.max_paths = static_cast<uint16_t>(1 + in.u8() % 64);
       p.hello.dsn_window = 256u << (in.u8() % 13);
       break;
-    case MROCE_OP_RESET:
+    case MROCE_OP_RESET: {
+      // the echo of the victim's challenge (what a peer that really lost
+      // the connection sends), of its nonce (a refused CONNECT), or a guess
+      uint8_t e = in.u8();
       p.reset.reason = 1 + in.u8() % 3;
+      p.reset.echo = e % 3 == 0   ? c->challenge
+                     : e % 3 == 1 ? kVictimNonce
+                                  : 1 + in.u8();
+      break;
+    }
+    case MROCE_OP_CHALLENGE:
+      // a cookie (from no connection) or the peer asking for a proof
+      if (in.u8() & 1) h.src_conn = 0;
+      p.challenge.token = 1 + in.u16();
       break;
     case MROCE_OP_PROBE:
       h.flags = MROCE_F_ACK_REQ;
