@@ -115,7 +115,7 @@ void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 	struct mroce_rx_meta meta;
 	struct mroce_peer *peer;
 	struct mroce_batch b __mroce_noinit;
-	/* mroce_wire_decode() sets all of it, or the packet is dropped */
+	/* mroce_wire_decode_head() sets all of it, or the packet is dropped */
 	struct mroce_pkt pkt __mroce_noinit;
 	bool v4, ce;
 
