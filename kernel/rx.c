@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Receive, in softirq from the netns socket's encap_rcv (the UDP checksum
- * was verified by then).  The MetaRoCE header is made linear (an ACK
- * entirely, its blocks are read) and decoded; rejections are counted by
- * reason.  A CONNECT must echo a cookie (else a CHALLENGE gives it one and
- * nothing is kept), then goes to the peer of its source address, or to the
- * passive-open queue; anything else to the peer its dst_conn names, if it
- * came from that peer's address, else a RESET answers it.  The core then
- * runs under the peer lock with the skb as the payload handle: placement
- * copies from the skb into the target pages, once.
+ * was verified by then).  The MetaRoCE headers and ACK blocks are made
+ * linear, exactly as far as validation reads, and decoded; rejections are
+ * counted by reason.  A CONNECT must echo a cookie (else a CHALLENGE gives
+ * it one and nothing is kept), then goes to the peer of its source address,
+ * or to the passive-open queue; anything else to the peer its dst_conn
+ * names, if it came from that peer's address, else a RESET answers it.
+ * The core then runs under the peer lock with the skb as the payload
+ * handle: placement copies from the skb into the target pages, once.
  */
 #include <net/inet_ecn.h>
 #include <net/ip.h>
@@ -37,28 +37,32 @@ static void rx_addrs(const struct sk_buff *skb, bool *v4,
 	}
 }
 
-/* Linear header, decoded; false (counted) if the packet is refused. */
+/*
+ * Decoded from the linear area, false (counted) if the packet is refused.
+ * Only what the decoder and the ACK blocks need is made linear, in up to
+ * three rounds (header, extensions, blocks), each bounded by the core
+ * from bytes already pulled: IP fragments and page frags stay where they
+ * are, and a datagram the core refuses is not pulled further.  The
+ * payload is copied straight from the skb at placement.
+ */
 static bool rx_decode(struct mroce_dev *mdev, struct sk_buff *skb,
 		      struct mroce_pkt *pkt)
 {
 	enum mroce_wire_err err;
-	u32 need;
-	int ext;
+	u32 head = 0, need;
+	int round;
 
-	if (!pskb_may_pull(skb, MROCE_HDR_LEN)) {
-		err = MROCE_WIRE_SHORT;
-		goto bad;
+	for (round = 0; round < 3; round++) {
+		need = mroce_wire_head_len(skb->data, head, skb->len);
+		if (need <= head)
+			break;
+		if (!pskb_may_pull(skb, need)) {
+			err = MROCE_WIRE_SHORT;
+			goto bad;
+		}
+		head = need;
 	}
-	ext = mroce_wire_ext_len(skb->data[1]);
-	if (skb->data[1] == MROCE_OP_ACK)
-		need = skb->len;
-	else
-		need = min_t(u32, skb->len, MROCE_HDR_LEN + max(ext, 0));
-	if (!pskb_may_pull(skb, need)) {
-		err = MROCE_WIRE_SHORT;
-		goto bad;
-	}
-	err = mroce_wire_decode(skb->data, skb->len, pkt);
+	err = mroce_wire_decode_head(skb->data, head, skb->len, pkt);
 	if (err == MROCE_WIRE_OK)
 		return true;
 bad:
@@ -112,7 +116,7 @@ void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 	struct mroce_rx_meta meta;
 	struct mroce_peer *peer;
 	struct mroce_batch b __mroce_noinit;
-	/* mroce_wire_decode() sets all of it, or the packet is dropped */
+	/* mroce_wire_decode_head() sets all of it, or the packet is dropped */
 	struct mroce_pkt pkt __mroce_noinit;
 	bool v4, ce;
 

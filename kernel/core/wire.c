@@ -128,10 +128,11 @@ static enum mroce_wire_err decode_ack_blocks(const u8 *p,
 
 /*
  * The ack extension at @e and the blocks after it, which must fit in @room
- * bytes; an ACK's must fill them exactly (@exact).
+ * bytes; an ACK's must fill them exactly (@exact).  Only @contig of those
+ * bytes are there to read.
  */
-static enum mroce_wire_err decode_ack(const u8 *e, u32 room, bool exact,
-				      struct mroce_pkt *pkt)
+static enum mroce_wire_err decode_ack(const u8 *e, u32 room, u32 contig,
+				      bool exact, struct mroce_pkt *pkt)
 {
 	u32 blocks;
 
@@ -147,10 +148,14 @@ static enum mroce_wire_err decode_ack(const u8 *e, u32 room, bool exact,
 		 (u32)pkt->ack.nstreams * MROCE_ACK_STREAM_LEN;
 	if (exact ? room != blocks : room < blocks)
 		return MROCE_WIRE_LENGTH;
+	if (contig < blocks)	/* less than mroce_wire_head_len() asked */
+		return MROCE_WIRE_SHORT;
 	return decode_ack_blocks(e + MROCE_ACK_EXT_LEN, pkt);
 }
 
-static enum mroce_wire_err decode_ext(const u8 *e, struct mroce_pkt *pkt)
+/* @contig: bytes readable after an ACK's extension */
+static enum mroce_wire_err decode_ext(const u8 *e, u32 contig,
+				      struct mroce_pkt *pkt)
 {
 	struct mroce_data_ext *d = &pkt->data;
 	u8 op = pkt->hdr.opcode;
@@ -210,7 +215,7 @@ static enum mroce_wire_err decode_ext(const u8 *e, struct mroce_pkt *pkt)
 		pkt->probe_ack.delay = mroce_get_be32(e + 4);
 		return plen ? MROCE_WIRE_LENGTH : MROCE_WIRE_OK;
 	case MROCE_OP_ACK:
-		return decode_ack(e, plen, true, pkt);
+		return decode_ack(e, plen, contig, true, pkt);
 	case MROCE_OP_WRITE:
 	case MROCE_OP_WRITE_IMM:
 		d->va = mroce_get_be64(e);
@@ -298,15 +303,74 @@ static enum mroce_wire_err check_hdr(const struct mroce_hdr *h)
 	return MROCE_WIRE_OK;
 }
 
-enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
-				      struct mroce_pkt *pkt)
+/*
+ * A packet's fixed part: the header and the opcode's extension, then an
+ * ACK's extension (ACK, or a data packet's ACK body).  Version and opcode
+ * are checked first so that garbage asks for no more than the header.
+ */
+static u32 fixed_len(const u8 *b, u32 *ack_ext)
+{
+	int ext;
+
+	*ack_ext = 0;
+	if (b[0] >> 4 != MROCE_VERSION)
+		return MROCE_HDR_LEN;
+	ext = mroce_wire_ext_len(b[1]);
+	if (ext < 0)
+		return MROCE_HDR_LEN;
+	if (b[1] == MROCE_OP_ACK) {
+		*ack_ext = MROCE_HDR_LEN;
+		return MROCE_HDR_LEN + MROCE_ACK_EXT_LEN;
+	}
+	if (mroce_op_sequenced(b[1]) &&
+	    (mroce_get_be16(b + 2) & MROCE_F_ACK_BODY)) {
+		*ack_ext = MROCE_HDR_LEN + (u32)ext;
+		return *ack_ext + MROCE_ACK_EXT_LEN;
+	}
+	return MROCE_HDR_LEN + (u32)ext;
+}
+
+u32 mroce_wire_head_len(const void *buf, u32 avail, u32 len)
+{
+	const u8 *b = (const u8 *)buf;
+	const u8 *e;
+	u32 need, at, blocks;
+
+	if (avail < MROCE_HDR_LEN || len < MROCE_HDR_LEN)
+		return MROCE_MIN(len, (u32)MROCE_HDR_LEN);
+	need = fixed_len(b, &at);
+	if (need > len)
+		return len;	/* short: the decoder refuses it */
+	if (!at || avail < need)
+		return need;
+	/*
+	 * The blocks only when the decoder would read them: the extension
+	 * is canonical and states a length that fits (an ACK's fills the
+	 * datagram exactly), so a refused packet is never pulled further.
+	 */
+	e = b + at;
+	if (mroce_get_be16(e + 6) || e[4] > MROCE_MAX_PATHS)
+		return need;
+	blocks = (u32)e[4] * MROCE_ACK_PATH_LEN +
+		 (u32)e[5] * MROCE_ACK_STREAM_LEN;
+	if (b[1] == MROCE_OP_ACK ? len - need != blocks : len - need < blocks)
+		return need;
+	return need + blocks;
+}
+
+enum mroce_wire_err mroce_wire_decode_head(const void *buf, u32 head,
+					   u32 len, struct mroce_pkt *pkt)
 {
 	const u8 *b = (const u8 *)buf;
 	struct mroce_hdr *h = &pkt->hdr;
 	enum mroce_wire_err err;
+	u32 contig;
 	int ext;
 
-	if (len < MROCE_HDR_LEN)
+	if (head > len)
+		head = len;
+	/* a @head short of mroce_wire_head_len() is refused as SHORT too */
+	if (len < MROCE_HDR_LEN || head < MROCE_HDR_LEN)
 		return MROCE_WIRE_SHORT;
 	if (b[0] >> 4 != MROCE_VERSION)
 		return MROCE_WIRE_VERSION;
@@ -317,7 +381,7 @@ enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
 	ext = mroce_wire_ext_len(h->opcode);
 	if (ext < 0)
 		return MROCE_WIRE_OPCODE;
-	if (len < MROCE_HDR_LEN + (u32)ext)
+	if (len < MROCE_HDR_LEN + (u32)ext || head < MROCE_HDR_LEN + (u32)ext)
 		return MROCE_WIRE_SHORT;
 
 	h->flags = mroce_get_be16(b + 2);
@@ -345,18 +409,27 @@ enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
 	if (h->flags & MROCE_F_ACK_BODY) {
 		if (pkt->payload_len < MROCE_ACK_EXT_LEN)
 			return MROCE_WIRE_SHORT;
+		pkt->ack_off = pkt->payload_off + MROCE_ACK_EXT_LEN;
+		if (head < pkt->ack_off)
+			return MROCE_WIRE_SHORT;
 		err = decode_ack(b + pkt->payload_off,
-				 pkt->payload_len - MROCE_ACK_EXT_LEN, false,
-				 pkt);
+				 pkt->payload_len - MROCE_ACK_EXT_LEN,
+				 head - pkt->ack_off, false, pkt);
 		if (err)
 			return err;
-		pkt->ack_off = pkt->payload_off + MROCE_ACK_EXT_LEN;
 		pkt->payload_off = pkt->ack_off +
 				   (u32)pkt->ack.npaths * MROCE_ACK_PATH_LEN +
 				   (u32)pkt->ack.nstreams * MROCE_ACK_STREAM_LEN;
 		pkt->payload_len = len - pkt->payload_off;
 	}
-	return decode_ext(b + MROCE_HDR_LEN, pkt);
+	contig = head - MROCE_HDR_LEN - (u32)ext;
+	return decode_ext(b + MROCE_HDR_LEN, contig, pkt);
+}
+
+enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
+				      struct mroce_pkt *pkt)
+{
+	return mroce_wire_decode_head(buf, len, len, pkt);
 }
 
 void mroce_wire_ack_path(const void *buf, const struct mroce_pkt *pkt,

@@ -113,6 +113,10 @@ enum mroce_reset_reason {
 #define MROCE_ACK_STREAM_LEN	16
 #define MROCE_MAX_EXT_LEN	32
 #define MROCE_MAX_HDR_LEN	(MROCE_HDR_LEN + MROCE_MAX_EXT_LEN)
+/* The most mroce_wire_head_len() asks for: a full ACK body (~7.7 KB) */
+#define MROCE_MAX_HEAD_LEN	(MROCE_MAX_HDR_LEN + MROCE_ACK_EXT_LEN + \
+				 MROCE_MAX_PATHS * MROCE_ACK_PATH_LEN + \
+				 255 * MROCE_ACK_STREAM_LEN)
 
 #define MROCE_RATE_NONE		0xffffffffu	/* ACK rate hint: no limit */
 
@@ -244,6 +248,26 @@ int mroce_wire_ext_len(u8 opcode);
  */
 enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
 				      struct mroce_pkt *pkt);
+
+/*
+ * A datagram of @len bytes of which only a prefix is contiguous (a
+ * receiver's linear area).  mroce_wire_head_len() says how many leading
+ * bytes must be contiguous to decode it and read its ACK blocks, from the
+ * @avail <= @len it has at @buf: never more than @len or
+ * MROCE_MAX_HEAD_LEN, and nothing a refused packet would not need (an
+ * ACK's blocks only if they fill @len exactly).  If that is more than
+ * @avail, make them contiguous and ask again: the header, then the
+ * extensions, then the blocks; at most three rounds.
+ *
+ * mroce_wire_decode_head() decodes with @head contiguous bytes at @buf,
+ * reading none past them; it gives what mroce_wire_decode() gives for the
+ * whole datagram when @head is at least mroce_wire_head_len() (fewer:
+ * MROCE_WIRE_SHORT).  The payload, from payload_off, is not read: it
+ * stays wherever the caller keeps it.  The ACK blocks are inside @head.
+ */
+u32 mroce_wire_head_len(const void *buf, u32 avail, u32 len);
+enum mroce_wire_err mroce_wire_decode_head(const void *buf, u32 head,
+					   u32 len, struct mroce_pkt *pkt);
 
 /* Decode ACK block @i (path blocks first, then stream entries). */
 void mroce_wire_ack_path(const void *buf, const struct mroce_pkt *pkt,

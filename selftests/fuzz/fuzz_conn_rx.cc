@@ -511,12 +511,23 @@ uint32_t World::size_of(uint8_t sel, Input &in) {
 
 void World::rx_bytes(const uint8_t *data, size_t len, bool ce) {
   if (len > 0xffff) return;
-  // an exact-size copy: any read past the packet is an ASan report
+  // exact-size copies: any read past the packet is an ASan report, and
+  // the core gets only the head it asks for (as kernel/rx.c pulls it),
+  // placement the whole packet
+  const uint32_t n = static_cast<uint32_t>(len);
   std::unique_ptr<uint8_t[]> buf(new uint8_t[len ? len : 1]);
   if (len) std::memcpy(buf.get(), data, len);
+  uint32_t head = 0;
+  for (int round = 0; round < 3; round++) {
+    uint32_t need = mroce_wire_head_len(buf.get(), head, n);
+    FUZZ_REQUIRE(need <= n, "head of %u asked of a %u-byte packet", need, n);
+    if (need <= head) break;
+    head = need;
+  }
+  std::unique_ptr<uint8_t[]> hbuf(new uint8_t[head ? head : 1]);
+  if (head) std::memcpy(hbuf.get(), data, head);
   mroce_pkt pkt;
-  if (mroce_wire_decode(buf.get(), static_cast<uint32_t>(len), &pkt) !=
-      MROCE_WIRE_OK)
+  if (mroce_wire_decode_head(hbuf.get(), head, n, &pkt) != MROCE_WIRE_OK)
     return;
   if (pkt.hdr.opcode != MROCE_OP_CONNECT && pkt.hdr.dst_conn != c->id) {
     // glue: not ours; answer with a RESET (and check it is well formed)
@@ -531,7 +542,7 @@ void World::rx_bytes(const uint8_t *data, size_t len, bool ce) {
   RxBuf rb{buf.get(), static_cast<uint32_t>(len)};
   mroce_rx_meta m{&rb, static_cast<uint8_t>(ce)};
   cur_rx = &rb;
-  mroce_conn_rx(c, &pkt, buf.get(), &m, now);
+  mroce_conn_rx(c, &pkt, hbuf.get(), &m, now);
   cur_rx = nullptr;
   if (autodrain) drain();
 }

@@ -11,7 +11,16 @@
 //  - a RESET answering it (mroce_reset_reply) is itself a valid packet.
 // The input buffer is exactly @size bytes (libFuzzer and the replay driver
 // both guarantee it), so any read past the end is an ASan report.
+//
+// And as the module receives it, with only a prefix contiguous (none, and
+// a length the input's hash picks): the core's mroce_wire_head_len() asks
+// for more at most three times, never past the packet or
+// MROCE_MAX_HEAD_LEN, each pull an exact-size copy; mroce_wire_decode_head()
+// on it must give what the whole-buffer decode gives, field by field, the
+// ACK blocks must read from it alone, and it must end where the payload
+// starts (an ACK: where the packet ends).
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "input.h"
@@ -114,6 +123,41 @@ void check_ack_blocks(const uint8_t *buf, size_t size, const mroce_pkt &pkt) {
   }
 }
 
+// The module's receive path with @k bytes linear; @want/@w: the whole
+// buffer's decode.
+void check_split(const uint8_t *data, uint32_t len, uint32_t k,
+                 mroce_wire_err want, const mroce_pkt &w) {
+  std::unique_ptr<uint8_t[]> buf(new uint8_t[k]);
+  std::memcpy(buf.get(), data, k);
+  uint32_t head = k;
+  for (int round = 0;; round++) {
+    uint32_t need = mroce_wire_head_len(buf.get(), head, len);
+    FUZZ_REQUIRE(need <= len && need <= MROCE_MAX_HEAD_LEN,
+                 "head of %u asked of a %u-byte packet", need, len);
+    if (need <= head) break;
+    FUZZ_REQUIRE(round < 3, "a fourth pull, to %u of %u bytes", need, len);
+    buf.reset(new uint8_t[need]);  // pskb_may_pull: exactly what was asked
+    std::memcpy(buf.get(), data, need);
+    head = need;
+  }
+  mroce_pkt s;
+  std::memset(&s, 0x5a, sizeof(s));
+  mroce_wire_err err = mroce_wire_decode_head(buf.get(), head, len, &s);
+  FUZZ_REQUIRE(err == want, "%u of %u bytes linear: %s, whole: %s", k, len,
+               mroce_wire_err_names[err], mroce_wire_err_names[want]);
+  if (err != MROCE_WIRE_OK) return;
+  FUZZ_REQUIRE(!std::memcmp(&s, &w, sizeof(s)),
+               "%u of %u bytes linear: fields differ (opcode %#x)", k, len,
+               w.hdr.opcode);
+  if (k < head) {  // nothing linear beyond what was asked
+    const uint32_t end = w.hdr.opcode == MROCE_OP_ACK ? len : w.payload_off;
+    FUZZ_REQUIRE(head == end, "pulled %u bytes, the headers end at %u", head,
+                 end);
+  }
+  if (w.hdr.opcode == MROCE_OP_ACK || (w.hdr.flags & MROCE_F_ACK_BODY))
+    check_ack_blocks(buf.get(), head, s);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -124,6 +168,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mroce_wire_err err = mroce_wire_decode(data, len, &a);
   FUZZ_REQUIRE(err >= MROCE_WIRE_OK && err < MROCE_WIRE_NR, "error code %d",
                err);
+  // as received: nothing linear, and a prefix the input's hash picks
+  uint32_t hash = 2166136261u;
+  for (uint32_t i = 0; i < len; i++) hash = (hash ^ data[i]) * 16777619u;
+  check_split(data, len, 0, err, a);
+  check_split(data, len, hash % (len + 1), err, a);
   if (err != MROCE_WIRE_OK) return 0;
 
   const mroce_hdr &h = a.hdr;

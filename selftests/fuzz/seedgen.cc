@@ -626,8 +626,120 @@ void spec_seeds() {
   if (!n) throw std::runtime_error("no worked examples found in protocol.md");
 }
 
+// A packet with ACK blocks: an ACK (@p's opcode), or data of @payload
+// bytes with an ACK body; every block distinct, stream entry @nack_at a
+// NACK.  Long ones, up to the largest head a receiver pulls.
+Bytes with_blocks(mroce_pkt p, unsigned npaths, unsigned nstreams,
+                  uint32_t payload, unsigned nack_at = ~0u) {
+  const bool ack = p.hdr.opcode == MROCE_OP_ACK;
+  mroce_ack_ext e{50'000, static_cast<uint8_t>(npaths),
+                  static_cast<uint8_t>(nstreams), 0};
+  if (ack) {
+    p.ack = e;
+  } else {
+    p.hdr.flags |= MROCE_F_ACK_BODY;
+  }
+  Bytes b(MROCE_MAX_HDR_LEN + MROCE_ACK_EXT_LEN +
+          npaths * MROCE_ACK_PATH_LEN + nstreams * MROCE_ACK_STREAM_LEN +
+          payload);
+  uint32_t n = mroce_wire_encode(&p, b.data());
+  if (!ack) {
+    mroce_wire_put_ack_ext(&e, &b[n]);
+    n += MROCE_ACK_EXT_LEN;
+  }
+  for (unsigned i = 0; i < npaths; i++, n += MROCE_ACK_PATH_LEN) {
+    mroce_ack_path ap{};
+    ap.path = static_cast<uint16_t>(i);
+    ap.cum_psn = 1000 + 7 * i;
+    ap.echo_ts = 5000 + i;
+    ap.ack_delay = 100 * i;
+    ap.ce_count = i / 3;
+    ap.rcv_count = 2000 + i;
+    ap.sack[i % MROCE_SACK_WORDS] = 0x8000000000000001ull >> (i % 64);
+    mroce_wire_put_ack_path(&ap, &b[n]);
+  }
+  for (unsigned i = 0; i < nstreams; i++, n += MROCE_ACK_STREAM_LEN) {
+    bool nack = i == nack_at;
+    mroce_ack_stream as{2 + 2 * (i % 4), 0x10000 + i, nack ? 0x10000 + i : 0,
+                        static_cast<uint8_t>(nack ? MROCE_ST_RNR : 0),
+                        static_cast<uint8_t>(nack),
+                        static_cast<uint16_t>(nack ? 50 : 0)};
+    mroce_wire_put_ack_stream(&as, &b[n]);
+  }
+  for (uint32_t i = 0; i < payload; i++, n++)
+    b[n] = static_cast<uint8_t>(0x30 + i);
+  b.resize(n);
+  mroce_pkt d;
+  if (mroce_wire_decode(b.data(), n, &d))
+    throw std::runtime_error("a block seed does not decode");
+  return b;
+}
+
+mroce_pkt seed_hdr(uint8_t op) {
+  mroce_pkt p{};
+  p.hdr.opcode = op;
+  p.hdr.dst_conn = 101;
+  p.hdr.src_conn = 100;
+  p.hdr.path = 1;
+  p.hdr.ts = 77;
+  if (mroce_op_sequenced(op)) {
+    p.hdr.flags = MROCE_F_ACK_REQ | MROCE_F_LAST;
+    p.hdr.psn = 12;
+    p.hdr.dsn = 30;
+    p.hdr.msn = 0x10001;
+    p.hdr.dst_stream = 2;
+    p.hdr.src_stream = 1;
+  }
+  return p;
+}
+
+// ACKs with many blocks and data packets with ACK bodies: what a receiver
+// makes contiguous before the payload.
+void block_seeds(const char *t) {
+  mroce_pkt a = seed_hdr(MROCE_OP_ACK);
+  write_seed(t, "ack-64-255", with_blocks(a, 64, 255, 0, 100));
+  write_seed(t, "ack-8-16-nack", with_blocks(a, 8, 16, 0, 3));
+  write_seed(t, "ack-0-40", with_blocks(a, 0, 40, 0));
+  mroce_pkt w = seed_hdr(MROCE_OP_WRITE);
+  w.data.va = 0x10000;
+  w.data.rkey = 0x100;
+  w.data.total = 300;
+  write_seed(t, "write-body-64-255", with_blocks(w, 64, 255, 300, 7));
+  write_seed(t, "write-body-4-2", with_blocks(w, 4, 2, 300));
+  mroce_pkt si = seed_hdr(MROCE_OP_SEND_IMM);
+  si.data.total = 1000;
+  si.data.offset = 900;
+  si.data.imm = 0x1234;
+  write_seed(t, "send-imm-body-4-3", with_blocks(si, 4, 3, 100, 1));
+  mroce_pkt rr = seed_hdr(MROCE_OP_READ_RESP);
+  rr.data.total = 64;
+  write_seed(t, "read-resp-body-1-0", with_blocks(rr, 1, 0, 64));
+  mroce_pkt rq = seed_hdr(MROCE_OP_READ_REQ);
+  rq.data.va = 0x80000;
+  rq.data.rkey = 0x101;
+  rq.data.total = 1000;
+  write_seed(t, "read-req-body-2-1", with_blocks(rq, 2, 1, 0));
+  mroce_pkt ar = seed_hdr(MROCE_OP_ATOMIC_RESP);
+  ar.data.orig = 5;
+  write_seed(t, "atomic-resp-body-0-2", with_blocks(ar, 0, 2, 0, 0));
+
+  // the same, as raw records into fuzz_conn_rx's victim (conn 101 of peer
+  // 100, stream 2 of peer stream 1) while it has a WRITE outstanding
+  write_seed("fuzz_conn_rx", "raw-ack-blocks",
+             Prog(kCfg0, kCfg1)
+                 .post(0, pWRITE, z3Mss5)
+                 .drain()
+                 .raw(with_blocks(a, 8, 16, 0, 3))
+                 .raw(with_blocks(w, 4, 2, 300))
+                 .raw(with_blocks(si, 4, 3, 100, 1))
+                 .raw(with_blocks(a, 64, 255, 0))
+                 .timer(6)
+                 .b);
+}
+
 void wire_seeds() {
   const char *t = "fuzz_wire";
+  block_seeds(t);
   // golden packets: Documentation/protocol.md's worked examples
   write_seed(t, "golden-write",
              hex("10 10 00 11 00 00 00 07 00 00 00 03 00 01 00 00"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "harness.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
@@ -431,9 +432,12 @@ bool Fabric::step() {
     return true;
   }
   const Packet &p = *ev.pkt;
+  const uint32_t len = static_cast<uint32_t>(p.bytes.size());
   mroce_pkt pkt;
-  if (mroce_wire_decode(p.bytes.data(), static_cast<uint32_t>(p.bytes.size()),
-                        &pkt) != MROCE_WIRE_OK) {
+  // as the module: the core sees the head, placement the whole datagram
+  std::vector<uint8_t> head = pull_head(p.bytes.data(), len, 0);
+  if (mroce_wire_decode_head(head.data(), static_cast<uint32_t>(head.size()),
+                             len, &pkt) != MROCE_WIRE_OK) {
     e.rx_bad++;
     return true;
   }
@@ -455,14 +459,15 @@ bool Fabric::step() {
     e.rx_bad++;
     return true;
   }
-  e.receive(pkt, p.bytes.data(), p.ce, now);
+  rx_split += head.size() < len;
+  e.receive(pkt, head.data(), p.ce, now, p.bytes.data());
   return true;
 }
 
 // As the module's mroce_rx() does it, from a racy look at the state.
 void Endpoint::receive(const mroce_pkt &pkt, const uint8_t *bytes, bool ce,
-                       uint64_t now) {
-  mroce_rx_meta m{bytes, static_cast<uint8_t>(ce)};
+                       uint64_t now, const uint8_t *whole) {
+  mroce_rx_meta m{whole ? whole : bytes, static_cast<uint8_t>(ce)};
   bool est = conn->state == MROCE_CONN_ESTABLISHED;
 
   if (pkt.hdr.opcode == MROCE_OP_ACK && est) {
@@ -493,6 +498,23 @@ void Endpoint::receive(const mroce_pkt &pkt, const uint8_t *bytes, bool ce,
   locks = kRxLock | kTxLock;
   mroce_conn_rx(conn, &pkt, bytes, &m, now);
   drain(now);
+}
+
+std::vector<uint8_t> pull_head(const uint8_t *pkt, uint32_t len,
+                               uint32_t linear, int *rounds) {
+  linear = std::min(linear, len);
+  std::vector<uint8_t> head(pkt, pkt + linear);
+  if (rounds) *rounds = 0;
+  // the module's rx_decode(): three rounds at most
+  for (int i = 0; i < 3; i++) {
+    uint32_t need = mroce_wire_head_len(
+        head.data(), static_cast<uint32_t>(head.size()), len);
+    if (need <= head.size()) break;
+    if (need > len) throw std::logic_error("head longer than the datagram");
+    head = std::vector<uint8_t>(pkt, pkt + need);
+    if (rounds) ++*rounds;
+  }
+  return head;
 }
 
 bool Fabric::run(const std::function<bool()> &done, uint64_t limit_ns) {

@@ -168,9 +168,11 @@ struct Endpoint {
   void drain(uint64_t now);  // poll_tx until idle; arm timer
   // Poll what the held locks allow (MROCE_POLL_*); the timer needs kTxLock.
   void drain_what(uint64_t now, unsigned int what);
-  // One received packet, under the locks the module would take.
+  // One received packet, under the locks the module would take: @bytes
+  // holds its contiguous head (mroce_wire_head_len()), @whole the datagram
+  // placement copies the payload from (nullptr: @bytes holds it all).
   void receive(const mroce_pkt &pkt, const uint8_t *bytes, bool ce,
-               uint64_t now);
+               uint64_t now, const uint8_t *whole = nullptr);
 };
 
 struct Packet {
@@ -187,6 +189,7 @@ struct Fabric {
   std::vector<Route> routes[2];  // routes[d]: from endpoint d to 1 - d
   std::vector<std::unique_ptr<Endpoint>> eps;
   uint64_t events = 0;
+  uint64_t rx_split = 0;  // packets received with bytes past their head
 
   struct Ev {
     uint64_t at;
@@ -213,6 +216,14 @@ struct Fabric {
   bool step();
   size_t route_of(int dir, uint16_t sport) const;
 };
+
+// The module's receive path (kernel/rx.c): the first @linear bytes of the
+// @len-byte datagram @pkt are contiguous, more are pulled as
+// mroce_wire_head_len() asks, as pskb_may_pull() would.  Every pull makes
+// an exact-size copy, so reading past the contiguous bytes is an ASan
+// report.  Returns them; @rounds, if given, counts the pulls.
+std::vector<uint8_t> pull_head(const uint8_t *pkt, uint32_t len,
+                               uint32_t linear, int *rounds = nullptr);
 
 // A default configuration for tests: 4 paths, 1 KiB packets.
 mroce_cfg test_cfg(uint32_t npaths = 4, uint32_t mss = 1024);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Hostile datagrams against a MetaRoCE port, from a third namespace routed
 # through A (tools/inject/mroce-inject: truncated, oversized, wrong version,
-# unknown connection, bad flags, random bytes):
+# unknown connection, bad flags, random bytes, ACK blocks in IP fragments):
 #
 #   netns C (mroce-inject) 10.95.0.2 --veth-- 10.95.0.1 netns A (forwards)
 #        A 10.93.0.1 --veth-- 10.93.0.2 B (target: device B's port 4797)
@@ -139,5 +139,37 @@ else
 	rc=$?
 	ksft_check "the live connection carries on" [ "$rc" = 0 ]
 fi
+
+# 4. IP fragments: ACK bodies and ACKs of 30-64 path blocks (2-8 KB)
+# leave C's 1500-byte link in fragments, and B reassembles them into an
+# skb whose blocks lie past its linear part.  B must take each for what
+# the injector's copy of the core decoder says it is: the malformed ones
+# counted in rx_drop_*, the valid ones decoded (unknown connection), and
+# neither more than the injector sent of it.
+reasm_oks() {
+	dp_b awk '/^Ip:/ { if (!n++) { for (i = 1; i <= NF; i++) c[$i] = i }
+		else print $c["ReasmOKs"] }' /proc/net/snmp
+}
+before=$(wire_rejects)
+ubefore=$(unknown_conns)
+rbefore=$(reasm_oks)
+ip netns exec "$nsC" "$inject" --dst "$DP_IP_B" --kind blocks --count 600 \
+	--rate 300 --seed $(($$ + 2)) >"$DP_OUT/inject4.log" 2>&1 || {
+	cat "$DP_OUT/inject4.log"
+	ksft_fail "mroce-inject failed"
+}
+grep '^#' "$DP_OUT/inject4.log"
+read -r rejected unknown sent <<<"$(inject_summary "$DP_OUT/inject4.log")"
+sleep 1
+drops=$(($(wire_rejects) - before))
+unk=$(($(unknown_conns) - ubefore))
+reasm=$(($(reasm_oks) - rbefore))
+mroce_log "fragmented: sent ${sent:-?}, B reassembled $reasm; $rejected malformed (rx_drop_* +$drops), $unknown valid (rx_unknown_conn +$unk)"
+ksft_check "fragmented datagrams reassembled at B" \
+	[ "$reasm" -ge $((${sent:-1} * 95 / 100)) ]
+ksft_check "fragmented malformed ACK blocks counted in rx_drop_*, no more" \
+	[ "$drops" -ge $((rejected * 95 / 100)) -a "$drops" -le "$rejected" ]
+ksft_check "fragmented valid ACK blocks decoded (rx_unknown_conn), no more" \
+	[ "$unk" -ge $((unknown * 95 / 100)) -a "$unk" -le "$unknown" ]
 dp_counters "$DP_DEV_B"
 ksft_exit

@@ -19,6 +19,8 @@ std::string_view kind_name(Kind k) {
     return "flags";
   case Kind::Random:
     return "random";
+  case Kind::Blocks:
+    return "blocks";
   }
   return "?";
 }
@@ -93,6 +95,42 @@ std::vector<uint8_t> valid_control(std::mt19937_64 &rng) {
   return b;
 }
 
+// An ACK (@ack) or a WRITE with an ACK body of @npaths path blocks and
+// @nstreams stream entries, valid; @payload: the WRITE's.
+std::vector<uint8_t> with_blocks(std::mt19937_64 &rng, bool ack,
+                                 unsigned npaths, unsigned nstreams,
+                                 uint32_t payload) {
+  std::vector<uint8_t> body(MROCE_ACK_EXT_LEN + npaths * MROCE_ACK_PATH_LEN +
+                            nstreams * MROCE_ACK_STREAM_LEN);
+  for (auto &x : body)
+    x = static_cast<uint8_t>(rng());
+  mroce_ack_ext e{static_cast<uint32_t>(rng()), static_cast<uint8_t>(npaths),
+                  static_cast<uint8_t>(nstreams), 0};
+  mroce_wire_put_ack_ext(&e, body.data());
+  uint8_t *p = body.data() + MROCE_ACK_EXT_LEN;
+  for (unsigned i = 0; i < npaths; i++, p += MROCE_ACK_PATH_LEN) {
+    mroce_put_be16(static_cast<uint16_t>(rng() % MROCE_MAX_PATHS), p);
+    mroce_put_be16(0, p + 2);
+  }
+  for (unsigned i = 0; i < nstreams; i++, p += MROCE_ACK_STREAM_LEN) {
+    mroce_put_be32(static_cast<uint32_t>(rng()) & MROCE_STREAM_MASK, p);
+    p[12] = static_cast<uint8_t>(rng() % (MROCE_ST_MAX + 1));
+  }
+  if (ack) {
+    std::vector<uint8_t> b = valid_control(rng);
+    while (b[1] != MROCE_OP_ACK)
+      b = valid_control(rng);
+    b.resize(MROCE_HDR_LEN);
+    b.insert(b.end(), body.begin(), body.end());
+    return b;
+  }
+  std::vector<uint8_t> b = valid_write(rng, payload);
+  b[3] |= MROCE_F_ACK_BODY;
+  b.insert(b.begin() + MROCE_HDR_LEN + MROCE_WRITE_EXT_LEN, body.begin(),
+           body.end());
+  return b;
+}
+
 } // namespace
 
 Crafted craft(Kind k, std::mt19937_64 &rng) {
@@ -143,6 +181,50 @@ Crafted craft(Kind k, std::mt19937_64 &rng) {
     for (auto &b : c.bytes)
       b = static_cast<uint8_t>(rng());
     c.expect_any = true;
+    break;
+  }
+  case Kind::Blocks: {
+    // 30-64 path blocks: past 1500 bytes, so a 1500-byte link fragments
+    unsigned np = 30 + static_cast<unsigned>(rng() % 35);
+    unsigned ns = static_cast<unsigned>(rng() % 256);
+    bool ack = rng() & 1;
+    c.bytes =
+        with_blocks(rng, ack, np, ns, static_cast<uint32_t>(rng() % 2000));
+    const size_t blocks =
+        MROCE_HDR_LEN + MROCE_ACK_EXT_LEN + (ack ? 0 : MROCE_WRITE_EXT_LEN);
+    switch (rng() % 3) {
+    case 0:
+      c.expect = MROCE_WIRE_OK;
+      break;
+    case 1: {
+      // the last path block names path 64+, or the last entry a status
+      // past the last one
+      if (!ns || (rng() & 1)) {
+        size_t at = blocks + (np - 1) * MROCE_ACK_PATH_LEN;
+        mroce_put_be16(static_cast<uint16_t>(MROCE_MAX_PATHS + rng() % 100),
+                       c.bytes.data() + at);
+      } else {
+        size_t at =
+            blocks + np * MROCE_ACK_PATH_LEN + (ns - 1) * MROCE_ACK_STREAM_LEN;
+        c.bytes[at + 12] = static_cast<uint8_t>(MROCE_ST_MAX + 1 + rng() % 8);
+      }
+      c.expect = MROCE_WIRE_FIELD;
+      break;
+    }
+    default:
+      // an ACK longer than its blocks; a body longer than the datagram
+      if (ack) {
+        c.bytes.resize(c.bytes.size() + 1 + rng() % 4000,
+                       static_cast<uint8_t>(rng()));
+      } else {
+        size_t n = blocks - MROCE_ACK_EXT_LEN + 5; // nstreams
+        c.bytes[n] = 255;
+        c.bytes.resize(blocks + np * MROCE_ACK_PATH_LEN +
+                       255 * MROCE_ACK_STREAM_LEN - 1);
+      }
+      c.expect = MROCE_WIRE_LENGTH;
+      break;
+    }
     break;
   }
   }

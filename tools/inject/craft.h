@@ -23,11 +23,16 @@ enum class Kind {
   Conn,      // well-formed, for a connection that does not exist
   Flags,     // unknown flag, or a flag the opcode does not allow
   Random,    // random bytes, random length
+  // ACK blocks past the first IP fragment: a data packet with an ACK body
+  // or an ACK of dozens of path blocks and stream entries (2-8 KB), valid
+  // for an unknown connection, or with one late block broken, or an ACK
+  // longer than its blocks
+  Blocks,
 };
 
-inline constexpr Kind kAllKinds[] = {Kind::Truncated, Kind::Oversized,
-                                     Kind::Version,   Kind::Conn,
-                                     Kind::Flags,     Kind::Random};
+inline constexpr Kind kAllKinds[] = {
+    Kind::Truncated, Kind::Oversized, Kind::Version, Kind::Conn,
+    Kind::Flags,     Kind::Random,    Kind::Blocks};
 
 std::string_view kind_name(Kind k);
 bool parse_kind(std::string_view s, Kind &out);

@@ -54,7 +54,8 @@ struct Options {
                "                    [--duration S] [--rate PPS] [--seed S]\n"
                "                    [--dst-conn ID]\n"
                "       mroce-inject --self-test\n"
-               "kinds: truncated oversized version conn flags random\n");
+               "kinds: truncated oversized version conn flags random "
+               "blocks\n");
   std::exit(2);
 }
 
