@@ -10,6 +10,7 @@
 extern "C" {
 #include "conn.h"
 #include "wire.h"
+#include "wire_packets.h"
 }
 
 namespace {
@@ -32,22 +33,7 @@ std::vector<uint8_t> encode(const mroce_pkt &p, uint32_t payload = 0) {
   return b;
 }
 
-mroce_pkt base(uint8_t op) {
-  mroce_pkt p{};
-  p.hdr.opcode = op;
-  p.hdr.dst_conn = 0x01020304;
-  p.hdr.src_conn = 0x0a0b0c0d;
-  p.hdr.path = 3;
-  p.hdr.ts = 0x11223344;
-  if (mroce_op_sequenced(op)) {
-    p.hdr.psn = 77;
-    p.hdr.dsn = 99;
-    p.hdr.msn = 5;
-    p.hdr.dst_stream = 0x11;
-    p.hdr.src_stream = 0x22;
-  }
-  return p;
-}
+using mroce::test::base;
 
 mroce_wire_err decode(const std::vector<uint8_t> &b, mroce_pkt *out) {
   return mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), out);

@@ -19,6 +19,7 @@
 
 extern "C" {
 #include "wire.h"
+#include "wire_packets.h"
 }
 
 using namespace mroce::test;
@@ -32,22 +33,7 @@ struct Case {
   Bytes b;
 };
 
-mroce_pkt base(uint8_t op) {
-  mroce_pkt p{};
-  p.hdr.opcode = op;
-  p.hdr.dst_conn = 0x01020304;
-  p.hdr.src_conn = 0x0a0b0c0d;
-  p.hdr.path = 3;
-  p.hdr.ts = 0x11223344;
-  if (mroce_op_sequenced(op)) {
-    p.hdr.psn = 77;
-    p.hdr.dsn = 99;
-    p.hdr.msn = 5;
-    p.hdr.dst_stream = 0x11;
-    p.hdr.src_stream = 0x22;
-  }
-  return p;
-}
+using mroce::test::base;
 
 // Path block @i and stream entry @i, each field distinct.
 mroce_ack_path path_block(unsigned i) {
