@@ -19,8 +19,8 @@
 
 extern "C" {
 #include "wire.h"
-#include "wire_packets.h"
 }
+#include "wire_packets.h"
 
 using namespace mroce::test;
 
