@@ -239,8 +239,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                      r.hdr.dst_conn == h.src_conn &&
                      r.hdr.src_conn == h.dst_conn,
                  "reset reply names the wrong connections");
+    const uint64_t echo = h.opcode == MROCE_OP_CHALLENGE ? a.challenge.token
+                          : h.opcode == MROCE_OP_CONNECT ? a.hello.nonce
+                                                         : 0;
+    FUZZ_REQUIRE(r.reset.echo == echo, "reset reply echoes the wrong value");
   } else {
-    FUZZ_REQUIRE(h.opcode == MROCE_OP_RESET, "no reset reply for opcode %#x",
+    // never a RESET; nor a cookie CHALLENGE, which comes from no connection
+    FUZZ_REQUIRE(h.opcode == MROCE_OP_RESET ||
+                     (h.opcode == MROCE_OP_CHALLENGE && !h.src_conn),
+                 "no reset reply for opcode %#x",
                  h.opcode);
   }
   return 0;
