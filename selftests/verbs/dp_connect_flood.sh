@@ -17,8 +17,11 @@
 # CHALLENGE or count it as limited (challenges_sent + challenges_limited
 # grows by exactly as much), and allocate nothing: the hw counter peers,
 # the debugfs peer list and rx_open_dropped unchanged.  Last, D, which B
-# has never seen, must be connected (B's debugfs shows it established)
-# within one second of the flood's end, and its transfer must succeed.
+# has never seen, opens right after the flood: its connection must be
+# established (B's debugfs) within one second of its first CONNECT, and its
+# transfer must succeed.  (The time from the flood's end is printed too;
+# in the test VM most of it is perftest starting up, 1.7 s without any
+# flood.)
 . "$(dirname "$0")/datapath_lib.sh"
 . "$(dirname "$0")/hostile_lib.sh"
 
@@ -37,10 +40,13 @@ established_from() {
 	grep -q "^peer $1 local .* state established" "$peers"
 }
 
-# connect_time NS DEV GID IP NAME [T0]: ib_write_bw from NS's device to B,
-# the server started first; CT_TIME: the seconds from T0 (default: the
-# client's start) until B shows the connection established (empty: never);
-# CT_RC: the transfer's exit code.
+# connect_time NS DEV GID IP NAME: ib_write_bw from NS's device to B, the
+# server started first.  CT_OPEN: when the opener's connection appeared in
+# its debugfs (its first CONNECT leaves then); CT_EST: when B shows it
+# established (empty: never); CT_RC: the transfer's exit code.  A
+# perftest client takes over a second to get as far as opening in the
+# test VM, with or without a flood: the time that is the receiver's is
+# CT_EST - CT_OPEN.
 connect_time() {
 	DP_PORT=$((DP_PORT + 1))
 	dp_b timeout 60 ib_write_bw -d "$DP_DEV_B" -x "$DP_GID_B" \
@@ -48,34 +54,37 @@ connect_time() {
 	_srv=$!
 	mroce_wait_for 20 sh -c "ip netns exec $DP_NS_B ss -ltnH | grep -q ':$DP_PORT '" ||
 		ksft_fail "$5: server did not listen"
-	_t0=${6:-$(now)}
 	ip netns exec "$1" timeout 60 ib_write_bw -d "$2" -x "$3" \
 		-p "$DP_PORT" -F -s 4096 -n 200 "$DP_IP_B" \
 		>"$DP_OUT/$5.client" 2>&1 &
 	_cli=$!
-	_t1=
-	for _i in $(seq 1 2000); do
+	_mine=/sys/kernel/debug/metaroce/$2/peers
+	CT_OPEN=
+	CT_EST=
+	for _i in $(seq 1 4000); do
+		[ -z "$CT_OPEN" ] && grep -q "^peer $DP_IP_B " "$_mine" &&
+			CT_OPEN=$(now)
 		if established_from "$4"; then
-			_t1=$(now)
+			CT_EST=$(now)
+			: "${CT_OPEN:=$CT_EST}"
 			break
 		fi
-		sleep 0.005
+		sleep 0.002
 	done
 	wait "$_cli"
 	_crc=$?
 	wait "$_srv"
 	CT_RC=$((_crc + $?))
 	[ "$CT_RC" = 0 ] || sed 's/^/#   /' "$DP_OUT/$5.client" "$DP_OUT/$5.server"
-	CT_TIME=
-	[ -n "$_t1" ] && CT_TIME=$(since "$_t0" "$_t1")
 	return 0
 }
 
 # 1. Baseline: A, never seen by B.
 connect_time "$DP_NS_A" "$DP_DEV_A" "$DP_GID_A" "$DP_IP_A" flood_base
-base=$CT_TIME
 ksft_check "baseline: A connects and transfers" [ "$CT_RC" = 0 ]
-mroce_log "baseline: A connected ${base:-never} s after its client started"
+base=
+[ -n "$CT_EST" ] && base=$(since "$CT_OPEN" "$CT_EST")
+mroce_log "baseline: A established ${base:-never} s after it opened"
 
 # 2. The flood.
 hl_snapshot "$DP_OUT/flood.before"
@@ -91,10 +100,15 @@ t_end=$(now)
 grep '^#\|^expect' "$DP_OUT/flood4.log" "$DP_OUT/flood6.log"
 
 # 3. D, right away.
-connect_time "$HL_NS_D" "$HL_DEV_D" "$HL_GID_D" "$HL_IP_D" flood_d "$t_end"
-took=$CT_TIME
+connect_time "$HL_NS_D" "$HL_DEV_D" "$HL_GID_D" "$HL_IP_D" flood_d
 d_rc=$CT_RC
-mroce_log "flood of $(since "$t_start" "$t_end") s; D connected ${took:-never} s after its end (baseline ${base:-?} s)"
+took=
+after_end=
+if [ -n "$CT_EST" ]; then
+	took=$(since "$CT_OPEN" "$CT_EST")
+	after_end=$(since "$t_end" "$CT_EST")
+fi
+mroce_log "flood of $(since "$t_start" "$t_end") s; D opened $(since "$t_end" "${CT_OPEN:-$t_end}") s after its end (perftest's start-up) and was established ${took:-never} s later, ${after_end:-never} s after the flood's end (baseline: ${base:-?} s from open to established)"
 
 sleep 1
 hl_snapshot "$DP_OUT/flood.after"
@@ -138,7 +152,7 @@ ksft_check "debugfs lists A and D only ($peers_before before the flood)" \
 ksft_check "nothing reached the passive-open queue (rx_open_dropped +$opens)" \
 	[ "$opens" = 0 ]
 ksft_check "D connects and transfers after the flood" [ "$d_rc" = 0 ]
-ksft_check "D connected within 1 s of the flood's end (${took:-never} s)" \
+ksft_check "D established within 1 s of opening, right after the flood (${took:-never} s)" \
 	awk -v t="${took:-99}" 'BEGIN { exit !(t + 0 <= 1.0) }'
 dp_counters "$DP_DEV_B"
 ksft_exit
