@@ -530,18 +530,29 @@ void mroce_ack_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	struct mroce_ack_path ap;
 	struct mroce_ack_stream e;
 	struct mroce_stream *st;
+	struct mroce_path *p;
+	bool vouched = false;
 	unsigned int i;
 
-	if (pkt->ack.rate_hint)
-		ack_hint(c, pkt->ack.rate_hint, now);
 	for (i = 0; i < pkt->ack.npaths; i++) {
 		mroce_wire_ack_path(buf, pkt, i, &ap);
 		if (ap.path >= c->npaths) {
 			c->stats.rx_drop_ack++;
 			continue;
 		}
-		ack_path(c, &c->paths[ap.path], &ap, now);
+		p = &c->paths[ap.path];
+		/* a block about psns this path has in the air (protocol.md 15) */
+		vouched |= mroce_seq_le(ap.cum_psn, p->snd_nxt) &&
+			   mroce_seq_le(p->snd_una, ap.cum_psn + MROCE_PATH_WINDOW);
+		ack_path(c, p, &ap, now);
 	}
+	/*
+	 * The connection ids alone do not make a rate hint believed: one
+	 * forged ACK would hold the sender to any rate.  Its path blocks must
+	 * speak of packets in flight, which only the receiver sees.
+	 */
+	if (pkt->ack.rate_hint && vouched)
+		ack_hint(c, pkt->ack.rate_hint, now);
 	for (i = 0; i < pkt->ack.nstreams; i++) {
 		mroce_wire_ack_stream(buf, pkt, i, &e);
 		st = c->ops->stream_lookup(c->ctx, c, e.stream);

@@ -485,6 +485,8 @@ void mroce_conn_on_reset(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		return;
 	}
 	if (!c->challenge || pkt->reset.echo != c->challenge) {
+		/* the last unproven request says how a proof ends us */
+		c->close_seen = 0;
 		challenge_peer(c, now);
 		return;
 	}

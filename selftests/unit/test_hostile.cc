@@ -160,6 +160,24 @@ TEST_F(Hostile, ForgedResetAndCloseAreChallenged) {
   EXPECT_EQ(B().conn->close_seen, 1u);  // remembered until a proof comes
 }
 
+// An ACK with the live ids but no block about packets in flight carries
+// no believable rate hint: a stream of them would hold the sender to
+// 1 KB/s (every real ACK lifts it again, but a packet paced before that
+// waits a second).
+TEST_F(Hostile, ForgedAckHintIsNotBelieved) {
+  const uint64_t t0 = f.now;
+  transfer_under([&] {
+    mroce_pkt a = hdr(MROCE_OP_ACK, A().conn->id, B().conn->id);
+    a.ack.rate_hint = 1;  // 1000 B/s
+    for (int i = 0; i < 20000 && A().qp(1).scq.empty(); i++) {
+      forge(1, a);
+      f.run([&] { return !A().qp(1).scq.empty(); }, 2'000);
+      ASSERT_NE(A().conn->rate_hint, 1u);
+    }
+  });
+  EXPECT_LT(f.now - t0, 20'000'000u);
+}
+
 // The opener takes only the RESET that answers its own CONNECT.
 TEST(HostileOpen, ConnectingOpenerNeedsItsNonceEchoed) {
   Fabric f(5);
