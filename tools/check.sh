@@ -1,5 +1,8 @@
 #!/bin/bash
-# Every test of the project, in stages; ends with "N passed, N failed".
+# Every test of the project, in stages; ends with
+# "N passed, N failed, N skipped".  A skip is never expected (every tool
+# the tests need is installed by make deps, and the VM has all of them), so
+# any skip fails the run as a failure would.
 #
 #   host:  build (module with zero warnings, provider, C++), unit tests and
 #          simulator tests (ctest), the same unit tests under ASan+UBSan,
@@ -24,6 +27,7 @@ logdir=$top/results/check
 mkdir -p "$logdir"
 passed=0
 failed=0
+skipped=0
 failures=()
 
 note() { printf '# %s\n' "$*"; }
@@ -54,8 +58,15 @@ ctest_stage() {
 	fi
 	total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
 	nfail=$(sed -E 's/.*, ([0-9]+) tests? failed.*/\1/' <<<"$line")
-	passed=$((passed + total - nfail))
+	# ctest counts a skipped test as not failed
+	nskip=$(grep -cE '\*\*\*(Skipped|Not Run)' "$log")
+	passed=$((passed + total - nfail - nskip))
 	failed=$((failed + nfail))
+	skipped=$((skipped + nskip))
+	if [ "$nskip" -gt 0 ]; then
+		failures+=("$name: $nskip skipped")
+		grep -E '\*\*\*(Skipped|Not Run)' "$log" | sed 's/^/#   skipped: /'
+	fi
 	note "$name: $line"
 	if [ "$nfail" -gt 0 ]; then
 		failures+=("$name: $nfail")
@@ -69,12 +80,15 @@ tap_stage() {
 	local log=$logdir/$name.log rc
 	"$@" 2>&1 | tee "$log" | grep -E '^(not )?ok |^# |[0-9]+ passed, [0-9]+ failed' | sed 's/^/  /'
 	rc=${PIPESTATUS[0]}
-	local p f
+	local p f s
 	p=$(grep -cE '^ok ' "$log")
+	s=$(grep -cE '^ok .*# SKIP' "$log")
 	f=$(grep -cE '^not ok ' "$log")
-	passed=$((passed + p))
+	passed=$((passed + p - s))
 	failed=$((failed + f))
+	skipped=$((skipped + s))
 	if [ "$f" -gt 0 ]; then failures+=("$name: $f"); fi
+	if [ "$s" -gt 0 ]; then failures+=("$name: $s skipped"); fi
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		notok "$name (exit $rc)" "$log"
 		# Nothing of it said why: show its last words unfiltered (a VM
@@ -125,5 +139,5 @@ if [ ${#failures[@]} -gt 0 ]; then
 	note "failures:"
 	printf '#   %s\n' "${failures[@]}"
 fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$skipped" -eq 0 ]

@@ -172,10 +172,16 @@ while read -r path opts <&3; do
 	elif [ "$rc" = 0 ]; then
 		echo "ok $n - $name"
 		passed=$((passed + 1))
-	elif [ "$rc" = 4 ]; then
+	elif [ "$rc" = 4 ] && [ "${METAROCE_VM:-}" != 1 ]; then
 		why=$(grep 'SKIP' "$log" | tail -n 1 | sed 's/.*SKIP[:]*[[:space:]]*//')
 		echo "ok $n - $name # SKIP${why:+ $why}"
 		skipped=$((skipped + 1))
+	elif [ "$rc" = 4 ]; then
+		# lib.sh fails a skip in the VM; a test that exits 4 itself too
+		why=$(grep 'SKIP' "$log" | tail -n 1 | sed 's/.*SKIP[:]*[[:space:]]*//')
+		echo "# a skip in the test VM is a failure: no reason to skip can hold here"
+		echo "not ok $n - $name # SKIP${why:+ $why}"
+		failed=$((failed + 1))
 	else
 		echo "not ok $n - $name"
 		failed=$((failed + 1))
