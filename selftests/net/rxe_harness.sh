@@ -121,6 +121,10 @@ mroce_log "ib_write_bw $size B over rxe: ${bw:-?} MB/s average; $tx bytes left $
 tc -s qdisc show dev "$va" | sed 's/^/# /'
 
 [ -n "$bw" ] || ksft_fail "no bandwidth line in the client's report"
+# a finite number above 0: perftest prints "inf" when its clock calibration
+# failed, which awk would take for a huge bandwidth
+printf '%s\n' "$bw" | grep -Eq '^[0-9]+(\.[0-9]+)?$' ||
+	ksft_fail "bandwidth '$bw' is not a measurement"
 awk -v b="$bw" 'BEGIN { exit !(b > 0) }' || ksft_fail "bandwidth is $bw MB/s"
 # The data must really have crossed the veth, not lo.
 [ "$tx" -ge $((size * 10)) ] || ksft_fail "only $tx bytes went out of $va"
