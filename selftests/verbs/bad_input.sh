@@ -17,11 +17,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-tap_plan 15
+tap_plan 16
 
 modprobe metaroce
 veth_pair "$vA" "$vB"
 ip link add link "$vA" name "$vA.5" type vlan id 5
+# the refusal below means something only if the VLAN netdev exists
+check "VLAN netdev created (8021q)" ip link show "$vA.5"
 
 only_mrbi0() {
 	[ "$(rdma_link_count)" = 1 ] && ibdev_exists mrbi0 &&
