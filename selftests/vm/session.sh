@@ -139,6 +139,11 @@ while read -r path opts <&3; do
 
 	kernel_log_of "$n" >"$klog"
 	bad=$(grep -E "$kernel_bad" "$klog")
+	# a log that lost the test's start cannot show it was clean: fail
+	if grep -qxF "(begin marker rotated out of the log)" "$klog"; then
+		bad="${bad:+$bad
+}the kernel log lost this test's begin marker: it cannot be checked"
+	fi
 	if [ "$died_before" = 0 ] && kernel_died; then
 		# Report the whole oops, then stop: the remaining tests fail.
 		echo "# exit $rc, ${secs}s; the kernel died during this test:"
