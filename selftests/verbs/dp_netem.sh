@@ -64,6 +64,51 @@ run ib_write_lat -s 64 -n 200
 mroce_log "perftest under '$netem':"
 sed 's/^/#   /' "$results"
 dp_a tc -s qdisc show dev "$DP_IF_A" | sed "s/^/# /"
+dp_b tc -s qdisc show dev "$DP_IF_B" | sed "s/^/# /"
 dp_counters "$DP_DEV_A"
 dp_counters "$DP_DEV_B"
+
+# The impairment happened, and the transport recovered from it the way it
+# should: without these the test would pass as well on a clean link.
+# both NAME: a device counter summed over the two ends.
+both() {
+	echo $(($(dp_counter "$DP_DEV_A" "$1") + $(dp_counter "$DP_DEV_B" "$1")))
+}
+# netem's own drop count on both ends (tc -s: "(dropped N, ...").
+netem_dropped() {
+	{
+		dp_a tc -s qdisc show dev "$DP_IF_A"
+		dp_b tc -s qdisc show dev "$DP_IF_B"
+	} | awk '/netem/ { q = 1 } q && /dropped/ {
+		sub(/.*dropped /, ""); sub(/,.*/, ""); s += $0; q = 0 }
+		END { print s + 0 }'
+}
+data=$(both tx_data)
+retx=$(both tx_retransmits)
+lost=$(both lost)
+spurious=$(both spurious_retransmits)
+dups=$(($(both rx_dup) + $(both rx_dup_path)))
+dropped=$(netem_dropped)
+mroce_log "netem dropped $dropped; data packets $data, retransmitted $retx, declared lost $lost, spurious $spurious, duplicates received $dups"
+case $case in
+loss1 | loss10)
+	ksft_check "netem dropped packets" [ "$dropped" -gt 0 ]
+	ksft_check "the transport declared packets lost" [ "$lost" -gt 0 ]
+	ksft_check "and retransmitted them" [ "$retx" -gt 0 ]
+	# each netem drop of a data packet costs one retransmission, about
+	ksft_check "retransmissions are of the order of the drops" \
+		[ "$retx" -le $((dropped * 4 + 100)) ]
+	;;
+duplicate)
+	ksft_check "duplicates arrived and were dropped" [ "$dups" -gt 0 ]
+	;;
+reorder)
+	# netem's reorder counts nothing; reordered packets show as losses
+	# that the later arrival proves spurious
+	ksft_check "the transport saw the reordering" [ "$spurious" -gt 0 ]
+	ksft_check "spurious retransmissions stay under 10% of the data" \
+		[ "$spurious" -le $((data / 10)) ]
+	ksft_check "reordering dropped nothing" [ "$dropped" = 0 ]
+	;;
+esac
 ksft_exit
