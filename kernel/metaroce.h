@@ -125,6 +125,8 @@ struct mroce_retired {
 	u64 rnr_sent;
 	u64 rnr_rcvd;
 	u64 rx_dup_path;
+	u64 tx_zerocopy;
+	u64 tx_copied;
 };
 
 struct mroce_net;
@@ -517,6 +519,8 @@ struct mroce_peer {
 	struct list_head sq_qps;	/* SQ to take more entries from */
 	u64 rnr_sent;			/* of streams detached from it */
 	u64 rnr_rcvd;
+	u64 tx_zerocopy;		/* payloads sent as the user's pages */
+	u64 tx_copied;			/* payloads copied into the skb */
 
 	struct sk_buff_head txq;	/* built, waiting for the transmitter */
 	bool xmitting;			/* a context is draining txq */

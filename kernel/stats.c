@@ -57,7 +57,9 @@ static const struct {
 #define MROCE_STAT_RNR_NAK_RCVD	(MROCE_STAT_RX_DUP_PATH + 2)
 #define MROCE_STAT_PEERS	(MROCE_STAT_RX_DUP_PATH + 3)
 #define MROCE_STAT_QPS		(MROCE_STAT_RX_DUP_PATH + 4)
-#define MROCE_NUM_STATS		(MROCE_STAT_RX_DUP_PATH + 5)
+#define MROCE_STAT_TX_ZEROCOPY	(MROCE_STAT_RX_DUP_PATH + 5)
+#define MROCE_STAT_TX_COPIED	(MROCE_STAT_RX_DUP_PATH + 6)
+#define MROCE_NUM_STATS		(MROCE_STAT_RX_DUP_PATH + 7)
 
 static const char *const mroce_glue_stat[MROCE_NUM_GLUE_CNT] = {
 	[MROCE_CNT_RX_SHORT] = "rx_drop_short",
@@ -110,6 +112,8 @@ void mroce_stats_init(void)
 	mroce_stat_descs[MROCE_STAT_RNR_NAK_RCVD].name = "rnr_nak_rcvd";
 	mroce_stat_descs[MROCE_STAT_PEERS].name = "peers";
 	mroce_stat_descs[MROCE_STAT_QPS].name = "qps";
+	mroce_stat_descs[MROCE_STAT_TX_ZEROCOPY].name = "tx_zerocopy";
+	mroce_stat_descs[MROCE_STAT_TX_COPIED].name = "tx_copied";
 }
 
 /* The connection counters are all u64; summed as an array. */
@@ -141,6 +145,8 @@ static void peer_sum(const struct mroce_peer *p, struct mroce_retired *r)
 		r->rx_dup_path += c->paths[i].stats.rx_dup;
 	r->rnr_sent += p->rnr_sent;
 	r->rnr_rcvd += p->rnr_rcvd;
+	r->tx_zerocopy += p->tx_zerocopy;
+	r->tx_copied += p->tx_copied;
 	hash_for_each(p->qps, bkt, qp, peer_node) {
 		r->rnr_sent += qp->xs->st.stats.rnr_sent;
 		r->rnr_rcvd += qp->xs->st.stats.rnr_rcvd;
@@ -189,5 +195,7 @@ int mroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	stats->value[MROCE_STAT_RNR_NAK_SENT] = sum.rnr_sent;
 	stats->value[MROCE_STAT_RNR_NAK_RCVD] = sum.rnr_rcvd;
 	stats->value[MROCE_STAT_QPS] = atomic_read(&mdev->num_qps);
+	stats->value[MROCE_STAT_TX_ZEROCOPY] = sum.tx_zerocopy;
+	stats->value[MROCE_STAT_TX_COPIED] = sum.tx_copied;
 	return MROCE_NUM_STATS;
 }

@@ -191,8 +191,10 @@ static struct sk_buff *tx_build_skb(struct mroce_peer *p, const void *hdr,
 	if (tx->len && tx->src != MROCE_SRC_NONE) {
 		if (!linear && READ_ONCE(mroce_tx_zerocopy)) {
 			err = payload_attach(p, tx, skb);
-			if (!err)
+			if (!err) {
+				p->tx_zerocopy++;
 				goto done;
+			}
 			if (err != -EAGAIN) {
 				kfree_skb(skb);
 				return NULL;
@@ -219,6 +221,7 @@ static struct sk_buff *tx_build_skb(struct mroce_peer *p, const void *hdr,
 			kfree_skb(skb);
 			return NULL;
 		}
+		p->tx_copied++;
 	}
 done:
 	mroce_cb(skb)->sport = tx->sport;

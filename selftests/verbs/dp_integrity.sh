@@ -23,4 +23,17 @@ ksft_check "integrity, 8 QPs, MTU $mtu, tx_zerocopy $zc, 40 s" \
 	dp_integrity -q 8 -o 24 -m 1048576 -t 40 -T 120 -s "$$"
 grep -E '^# (integrity: [0-9]+ rounds|messages)' <<<"$_out"
 dp_counters "$DP_DEV_A"
+# the transmit path the test is about carried the payloads (a small one is
+# always copied: tx_copied grows either way)
+zcp=$(($(dp_counter "$DP_DEV_A" tx_zerocopy) + $(dp_counter "$DP_DEV_B" tx_zerocopy)))
+cpy=$(($(dp_counter "$DP_DEV_A" tx_copied) + $(dp_counter "$DP_DEV_B" tx_copied)))
+mroce_log "payloads sent zero-copy $zcp, copied $cpy"
+if [ "$zc" = 1 ]; then
+	ksft_check "payloads went as the registered pages (tx_zerocopy)" \
+		[ "$zcp" -gt 0 ]
+else
+	all_copied() { [ "$zcp" = 0 ] && [ "$cpy" -gt 1000 ]; }
+	ksft_check "every payload was copied (tx_copied, no tx_zerocopy)" \
+		all_copied
+fi
 ksft_exit
