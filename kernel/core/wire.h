@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * MetaRoCE wire format, version 1: every header that goes on the wire, and
+ * MetaRoCE wire format, version 2: every header that goes on the wire, and
  * nothing else.  Documentation/protocol.md is the normative text; the
  * offsets here are checked against it by the unit tests' golden packets.
  *
