@@ -399,6 +399,8 @@ void Fabric::send(int from, uint16_t sport, const uint8_t *buf, uint32_t len,
     r.lane_left--;
     if (r.lane_slow) at += r.lane_delay_ns;
   }
+  if (at < r.last_arrival) r.reordered++;
+  r.last_arrival = std::max(r.last_arrival, at);
   auto p = std::make_shared<Packet>(Packet{1 - from, {buf, buf + len}, ce});
   q.push(Ev{at, seq++, 0, 1 - from, p});
   if (r.dup > 0 && u(rng) < r.dup) {

@@ -44,6 +44,7 @@ struct Route {
   bool lane_slow = false;
   uint64_t last_arrival = 0;
   uint64_t sent = 0, dropped = 0, marked = 0, duplicated = 0;
+  uint64_t reordered = 0;  // arrived before a packet sent earlier on it
   uint64_t data_sent = 0, data_dropped = 0;  // stream packets only
 };
 
