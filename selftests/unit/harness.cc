@@ -405,7 +405,8 @@ void Fabric::send(int from, uint16_t sport, const uint8_t *buf, uint32_t len,
   q.push(Ev{at, seq++, 0, 1 - from, p});
   if (r.dup > 0 && u(rng) < r.dup) {
     r.duplicated++;
-    q.push(Ev{at + 1000, seq++, 0, 1 - from, p});
+    uint64_t lag = r.dup_late_ns ? 1000 + rng() % r.dup_late_ns : 1000;
+    q.push(Ev{at + lag, seq++, 0, 1 - from, p});
   }
 }
 

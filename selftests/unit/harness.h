@@ -35,6 +35,7 @@ struct Route {
   double gbps = 0;                 // 0: infinitely fast
   double loss = 0;                 // random drop probability
   double dup = 0;                  // duplication probability
+  uint64_t dup_late_ns = 0;        // a duplicate's lag: 1 us, or up to this
   uint64_t queue_bytes = 0;        // drop-tail limit, 0 = unlimited
   uint64_t ecn_bytes = 0;          // mark CE above this backlog, 0 = never
   bool up = true;
