@@ -101,8 +101,12 @@ struct Stress {
     return alen && blen && a < b + blen && b < a + alen;
   }
 
-  // The compare-and-swap or FETCH_ADD number @i of QP @q (from side @d),
-  // chosen so its result is known now: the target is only this QP's.
+  // The next atomic of QP @q from side @d, its result known now: the
+  // target is this QP's alone and its atomics run in posting order.  A
+  // FETCH_ADD run twice leaves the set of values; a compare-and-swap run
+  // again later succeeds once a later operation put back the value it
+  // compares with.  (Run again at once it changes nothing, as it must:
+  // only the value it returns could tell, and that is checked.)
   void atomic(int d, uint32_t q, SendWr &w, Expect &e) {
     uint32_t &cur = atom[1 - d][q];
     uint32_t other = (cur + 1 + rng() % 3) % 4;  // a value it does not hold
@@ -334,7 +338,8 @@ struct Stress {
       mroce_conn_stats cs = sum_stats(f.ep(d).conn);
       s.rx_dup_dsn += cs.rx_dup_dsn;
       s.rx_old += cs.rx_drop_psn + cs.rx_drop_dsn;
-      for (uint32_t p = 0; p < f.ep(d).conn->npaths; p++) s.rx_dup += f.ep(d).conn->paths[p].stats.rx_dup;
+      for (uint32_t p = 0; p < f.ep(d).conn->npaths; p++)
+        s.rx_dup += f.ep(d).conn->paths[p].stats.rx_dup;
       s.lost += cs.lost;
       s.retx += cs.tx_retx;
     }
@@ -352,7 +357,8 @@ void stress(uint64_t seed, double loss, double dup, uint64_t jitter, uint64_t du
   Stress::Seen n = s.seen();
   std::printf("# seed %llu: %u READs (%u over one packet, %u empty), %u CAS that swapped, "
               "%u that did not, %u FETCH_ADD, %u fenced WRITEs; %llu dropped, %llu lost, "
-              "%llu resent, %llu duplicated, %llu refused as duplicates by path, %llu by dsn, %llu as too old, %llu reordered\n",
+              "%llu resent, %llu duplicated, %llu refused as duplicates by path, %llu by dsn, "
+              "%llu as too old, %llu reordered\n",
               (unsigned long long)seed, s.reads, s.long_reads, s.empty_reads, s.cas_ok,
               s.cas_fail, s.faa, s.fenced, (unsigned long long)n.dropped,
               (unsigned long long)n.lost, (unsigned long long)n.retx,
