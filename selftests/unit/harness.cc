@@ -399,11 +399,14 @@ void Fabric::send(int from, uint16_t sport, const uint8_t *buf, uint32_t len,
     r.lane_left--;
     if (r.lane_slow) at += r.lane_delay_ns;
   }
+  if (at < r.last_arrival) r.reordered++;
+  r.last_arrival = std::max(r.last_arrival, at);
   auto p = std::make_shared<Packet>(Packet{1 - from, {buf, buf + len}, ce});
   q.push(Ev{at, seq++, 0, 1 - from, p});
   if (r.dup > 0 && u(rng) < r.dup) {
     r.duplicated++;
-    q.push(Ev{at + 1000, seq++, 0, 1 - from, p});
+    uint64_t lag = r.dup_late_ns ? 1000 + rng() % r.dup_late_ns : 1000;
+    q.push(Ev{at + lag, seq++, 0, 1 - from, p});
   }
 }
 

@@ -35,6 +35,7 @@ struct Route {
   double gbps = 0;                 // 0: infinitely fast
   double loss = 0;                 // random drop probability
   double dup = 0;                  // duplication probability
+  uint64_t dup_late_ns = 0;        // a duplicate's lag: 1 us, or up to this
   uint64_t queue_bytes = 0;        // drop-tail limit, 0 = unlimited
   uint64_t ecn_bytes = 0;          // mark CE above this backlog, 0 = never
   bool up = true;
@@ -44,6 +45,7 @@ struct Route {
   bool lane_slow = false;
   uint64_t last_arrival = 0;
   uint64_t sent = 0, dropped = 0, marked = 0, duplicated = 0;
+  uint64_t reordered = 0;  // arrived before a packet sent earlier on it
   uint64_t data_sent = 0, data_dropped = 0;  // stream packets only
 };
 
