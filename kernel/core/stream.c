@@ -159,14 +159,18 @@ static u64 stall_unit(const struct mroce_conn *c,
  * completes the message (polled forever, the frontier stuck) does not keep
  * the connection's own dead timer from firing, which watches data in
  * flight only.  RNR back-offs do not count (progress_ns is set to their
- * end).
+ * end).  Never less than dead_ns, the time the connection allows a peer
+ * to stay silent: a loaded software host can take longer than a NIC's
+ * timeout to answer a READ without having failed, and would otherwise
+ * see its QPs fail where its connection lives on.
  */
 static u64 stall_bound(const struct mroce_conn *c,
 		       const struct mroce_stream *st)
 {
 	if (!st->prm.ack_timeout_ns)
 		return c->cfg.dead_ns;
-	return stall_unit(c, st) * (st->prm.retry_cnt + 1u);
+	return MROCE_MAX(stall_unit(c, st) * (st->prm.retry_cnt + 1u),
+			 c->cfg.dead_ns);
 }
 
 u64 mroce_stream_stall_at(const struct mroce_conn *c,

@@ -378,8 +378,10 @@ struct Hang : ::testing::Test {
     A().qp(1).st.prm.ack_timeout_ns = mroce_ib_timeout_ns(timeout);
     A().qp(1).st.prm.retry_cnt = retry_cnt;
     if (!timeout) return A().conn->cfg.dead_ns;
-    return std::max(mroce_ib_timeout_ns(timeout), A().conn->cfg.rto_min_ns) *
-           (retry_cnt + 1u);
+    return std::max(std::max(mroce_ib_timeout_ns(timeout),
+                             A().conn->cfg.rto_min_ns) *
+                        (retry_cnt + 1u),
+                    A().conn->cfg.dead_ns);
   }
   // The second message fails with retry exceeded within the bound plus
   // the grace (one T) and timer slack; nothing completes before.
@@ -397,11 +399,12 @@ struct Hang : ::testing::Test {
 // a forged dsn jump before the windows were guarded): A polls, B answers
 // with a frontier that never moves.
 TEST_F(Hang, AckedOnPathsNeverCompletedFails) {
-  uint64_t bound = set_timeout(10, 3);  // T = 4.2 ms
+  uint64_t bound = set_timeout(16, 3);  // T = 268 ms, above dead_ns
   bc_shift();
   uint64_t t0 = f.now;
   post(1);
-  expect_fails_within(t0, bound, mroce_ib_timeout_ns(10));
+  expect_fails_within(t0, bound, mroce_ib_timeout_ns(16));
+  EXPECT_GT(bound, A().conn->cfg.dead_ns);  // the QP's timeout set it
   EXPECT_GT(A().qp(1).st.stats.polls, 0u);
   EXPECT_GT(A().qp(1).st.stats.stalls, 0u);
 }
@@ -415,8 +418,8 @@ TEST_F(Hang, AckedOnPathsNeverCompletedFailsWithInfiniteTimeout) {
   expect_fails_within(t0, bound, A().conn->cfg.rto_min_ns);
 }
 
-// A silent peer: the message fails within its bound, long before the
-// connection's dead timer.
+// A silent peer: the message fails within its bound (here the
+// connection's dead time, which a short QP timeout does not undercut).
 TEST_F(Hang, SilentPeerFails) {
   uint64_t bound = set_timeout(10, 3);
   for (auto &r : f.routes[0]) r.up = false;
@@ -424,7 +427,7 @@ TEST_F(Hang, SilentPeerFails) {
   uint64_t t0 = f.now;
   post(1);
   expect_fails_within(t0, bound, mroce_ib_timeout_ns(10));
-  EXPECT_LT(bound, A().conn->cfg.dead_ns);
+  EXPECT_EQ(bound, A().conn->cfg.dead_ns);
 }
 
 }  // namespace
