@@ -472,6 +472,8 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
       c.expect = MROCE_WIRE_LENGTH;
       break;
     }
+    // what it was built to be: decoded for an unknown connection, or refused
+    c.effect.n[c.expect == MROCE_WIRE_OK ? kUnknown : kRejected] = 1;
     break;
   }
   case Kind::ConnectFlood:
