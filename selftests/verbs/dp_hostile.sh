@@ -113,8 +113,11 @@ attack() {
 	fi
 	mroce_log "$HL_ATTACK: live conn $L_CONN (A's $L_PEER), $L_PATHS paths, stream $L_STREAM<-$L_PSTREAM msn $L_MSN, dsn base $L_DSN, psn ~$L_PSN"
 	sleep 1
+	# 500 forged packets a second.  At 1000, B answering every spoofed
+	# IPv6 CONNECT left ib_write_bw at 0.50 of its clean goodput in one
+	# run of the emulated guest, whose two CPUs also run C and A
 	hl_inject --dst "$_dst" --src "$_src" --kind "$_kind" --duration 4 \
-		--rate 1000 --seed "$$" --dst-conn "$L_CONN" \
+		--rate 500 --seed "$$" --dst-conn "$L_CONN" \
 		--src-conn "$L_PEER" --npaths "$L_PATHS" \
 		--dst-stream "$L_STREAM" --src-stream "$L_PSTREAM" \
 		--psn-base "$L_PSN" --dsn-base "$L_DSN" --msn-base "$L_MSN" \
