@@ -141,7 +141,8 @@ hl_delta() {
 }
 
 # hl_group_counters GROUP SNAPSHOT: the counter names of an injector group
-# (tools/inject/craft.h, struct Effect).  seq_drop is every counter a
+# (tools/inject/craft.h, enum Group; "decoded" is every decoder rejection
+# and the unknown connections together).  seq_drop is every counter a
 # sequenced packet can be dropped by for its psn, dsn or msn: the
 # duplicate counters, rx_drop_path/dsn/stream, and any other rx_drop_*
 # or *window* counter that is not a decoder rejection, an ACK's or a
@@ -149,8 +150,11 @@ hl_delta() {
 # as soon as it exists).
 hl_group_counters() {
 	case $1 in
-	rejected) echo rx_drop_short rx_drop_version rx_drop_opcode \
-		rx_drop_reserved rx_drop_flags rx_drop_length rx_drop_field ;;
+	drop_short | drop_version | drop_opcode | drop_reserved | drop_flags | \
+		drop_length | drop_field) echo "rx_$1" ;;
+	decoded) echo rx_drop_short rx_drop_version rx_drop_opcode \
+		rx_drop_reserved rx_drop_flags rx_drop_length rx_drop_field \
+		rx_unknown_conn rx_wrong_addr ;;
 	unknown) echo rx_unknown_conn rx_wrong_addr ;;
 	unproven) echo rx_connect_unproven ;;
 	challenges) echo challenges_sent challenges_limited ;;

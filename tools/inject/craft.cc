@@ -72,8 +72,15 @@ bool kind_needs_raw(Kind k) {
 
 std::string_view group_name(int g) {
   static constexpr const char *names[kGroups] = {
-      "rejected", "unknown", "unproven", "challenged", "seq_drop", "ack_drop"};
+      "drop_short", "drop_version",   "drop_opcode", "drop_reserved",
+      "drop_flags", "drop_length",    "drop_field",  "unknown",
+      "unproven",   "challenged",     "seq_drop",    "ack_drop",
+      "any_once"};
   return g >= 0 && g < kGroups ? names[g] : "?";
+}
+
+int drop_group(mroce_wire_err e) {
+  return kDropShort + (static_cast<int>(e) - MROCE_WIRE_SHORT);
 }
 
 bool parse_kind(std::string_view s, Kind &out) {
@@ -382,7 +389,6 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
     // Anywhere from empty to one byte short of header + extension.
     c.bytes.resize(rng() % (MROCE_HDR_LEN + MROCE_WRITE_EXT_LEN));
     c.expect = MROCE_WIRE_SHORT;
-    c.effect.n[kRejected] = 1;
     break;
   }
   case Kind::Oversized: {
@@ -391,7 +397,6 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
     c.bytes = valid_write(rng, payload);
     mroce_put_be32(64u, c.bytes.data() + MROCE_HDR_LEN + 16);
     c.expect = MROCE_WIRE_LENGTH;
-    c.effect.n[kRejected] = 1;
     break;
   }
   case Kind::Version: {
@@ -402,14 +407,12 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
       v++;
     c.bytes[0] = static_cast<uint8_t>(v << 4);
     c.expect = MROCE_WIRE_VERSION;
-    c.effect.n[kRejected] = 1;
     break;
   }
   case Kind::Conn:
     c.bytes =
         (rng() & 1) ? valid_write(rng, 1 + rng() % 1024) : valid_control(rng);
     c.expect = MROCE_WIRE_OK;
-    c.effect.n[kUnknown] = 1;
     break;
   case Kind::Flags: {
     c.bytes = valid_write(rng, 8);
@@ -419,7 +422,6 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
     uint16_t f = mroce_get_be16(c.bytes.data() + 2);
     mroce_put_be16(static_cast<uint16_t>(f | bad), c.bytes.data() + 2);
     c.expect = MROCE_WIRE_FLAGS;
-    c.effect.n[kRejected] = 1;
     break;
   }
   case Kind::Random: {
@@ -427,7 +429,7 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
     for (auto &b : c.bytes)
       b = static_cast<uint8_t>(rng());
     c.expect_any = true;
-    // the caller counts it by what the decoder says (main.cc)
+    c.effect.n[kAnyOnce] = 1;
     break;
   }
   case Kind::Blocks: {
@@ -472,8 +474,6 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
       c.expect = MROCE_WIRE_LENGTH;
       break;
     }
-    // what it was built to be: decoded for an unknown connection, or refused
-    c.effect.n[c.expect == MROCE_WIRE_OK ? kUnknown : kRejected] = 1;
     break;
   }
   case Kind::ConnectFlood:
@@ -493,6 +493,10 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
     c.fragment = k == Kind::Fragment;
     break;
   }
+  // A malformed kind counts where it was built to: refused for the reason
+  // it was broken for, or decoded and dropped for its unknown connection.
+  if (!kind_needs_raw(k) && !c.expect_any)
+    c.effect.n[c.expect == MROCE_WIRE_OK ? kUnknown : drop_group(c.expect)] = 1;
   return c;
 }
 
@@ -539,13 +543,75 @@ bool blocks_hold(const std::vector<uint8_t> &b, size_t at, const Live &l,
   return true;
 }
 
+// A malformed kind's record against its bytes (protocol.md section 3
+// offsets, read here rather than by the decoder): the one group it counts
+// in follows from what was broken, and the break is in the bytes.
+bool malformed_holds(Kind k, const Crafted &c, std::string *why) {
+  const auto &b = c.bytes;
+  int sum = 0, group = -1;
+  for (int g = 0; g < kGroups; g++) {
+    sum += static_cast<int>(c.effect.n[g]);
+    if (c.effect.n[g])
+      group = g;
+  }
+  if (sum != 1)
+    return fail(why, "a malformed datagram counts exactly once");
+  if (k == Kind::Random)
+    return c.expect_any && group == kAnyOnce
+               ? true
+               : fail(why, "random bytes count as any_once");
+  int want = c.expect == MROCE_WIRE_OK ? kUnknown : drop_group(c.expect);
+  if (c.expect_any || group != want)
+    return fail(why, "effect is not the group of the intended verdict");
+  const size_t data_hdr = MROCE_HDR_LEN + MROCE_WRITE_EXT_LEN;
+  uint8_t version = b.empty() ? 0 : b[0] >> 4;
+  uint16_t flags = b.size() >= 4 ? mroce_get_be16(b.data() + 2) : 0;
+  switch (k) {
+  case Kind::Truncated:
+    if (c.expect != MROCE_WIRE_SHORT || b.size() >= data_hdr)
+      return fail(why, "not cut inside header and extension");
+    break;
+  case Kind::Oversized:
+    if (c.expect != MROCE_WIRE_LENGTH || b.size() <= data_hdr ||
+        b[1] != MROCE_OP_WRITE ||
+        be32_at(b, MROCE_HDR_LEN + 16) >= b.size() - data_hdr)
+      return fail(why, "payload not beyond the message's total");
+    break;
+  case Kind::Version:
+    if (c.expect != MROCE_WIRE_VERSION || version == MROCE_VERSION)
+      return fail(why, "version not broken");
+    break;
+  case Kind::Conn:
+    if (c.expect != MROCE_WIRE_OK || version != MROCE_VERSION ||
+        b.size() < MROCE_HDR_LEN || (flags & ~MROCE_F_ALL))
+      return fail(why, "not a well-formed datagram");
+    break;
+  case Kind::Flags:
+    if (c.expect != MROCE_WIRE_FLAGS || b[1] != MROCE_OP_WRITE ||
+        !(flags & (~MROCE_F_ALL | MROCE_F_ECE)))
+      return fail(why, "no undefined flag and no ECE on a WRITE");
+    break;
+  case Kind::Blocks:
+    if (c.expect != MROCE_WIRE_OK && c.expect != MROCE_WIRE_FIELD &&
+        c.expect != MROCE_WIRE_LENGTH)
+      return fail(why, "blocks: not ok, field or length");
+    if (version != MROCE_VERSION ||
+        b.size() < MROCE_HDR_LEN + MROCE_ACK_EXT_LEN + 30 * MROCE_ACK_PATH_LEN)
+      return fail(why, "blocks: fewer than 30 path blocks");
+    break;
+  default:
+    return fail(why, "not a malformed kind");
+  }
+  return true;
+}
+
 } // namespace
 
 bool construction_holds(Kind k, const Crafted &c, const Live &l,
                         std::string *why) {
   const auto &b = c.bytes;
   if (!kind_needs_raw(k))
-    return true; // the malformed kinds: their verdict is the decoder's test
+    return malformed_holds(k, c, why);
   if (b.size() < MROCE_HDR_LEN)
     return fail(why, "shorter than a header");
   uint8_t op = b[1];

@@ -82,8 +82,10 @@ struct Live {
 };
 
 // What one crafted datagram must make the receiver count.  The groups are
-// what the VM tests read back (selftests/verbs/dp_hostile.sh):
-//   rejected  the decoder's rx_drop_{short,version,...,field}
+// what the VM tests read back (selftests/verbs/hostile_lib.sh,
+// hl_group_counters):
+//   drop_short .. drop_field  the decoder's rx_drop_<reason>, one group per
+//             reason (enum mroce_wire_err order, from MROCE_WIRE_SHORT)
 //   unknown   rx_unknown_conn + rx_wrong_addr (an id, or a known id from
 //             another address: the same answer)
 //   unproven  rx_connect_unproven; and as many CHALLENGEs sent or limited
@@ -91,16 +93,31 @@ struct Live {
 //   seq_drop  a sequenced packet dropped for psn, dsn or msn (one drop each)
 //   ack_drop  rx_drop_ack: one per ACK path block acknowledging a psn never
 //             sent
+//   any_once  random bytes: counted exactly once, by one of the drop_*
+//             reasons or as unknown; which one is not known by construction
 enum Group {
-  kRejected,
+  kDropShort,
+  kDropVersion,
+  kDropOpcode,
+  kDropReserved,
+  kDropFlags,
+  kDropLength,
+  kDropField,
   kUnknown,
   kUnproven,
   kChallenged,
   kSeqDrop,
   kAckDrop,
+  kAnyOnce,
   kGroups
 };
+static_assert(kDropField - kDropShort == MROCE_WIRE_FIELD - MROCE_WIRE_SHORT,
+              "one drop group per decoder rejection");
 std::string_view group_name(int g);
+// The group a datagram built to be refused for @e (not MROCE_WIRE_OK) is
+// counted in.
+int drop_group(mroce_wire_err e);
+inline bool is_drop_group(int g) { return g >= kDropShort && g <= kDropField; }
 
 struct Effect {
   std::array<uint32_t, kGroups> n{};
@@ -108,8 +125,10 @@ struct Effect {
 
 struct Crafted {
   std::vector<uint8_t> bytes;
-  // What the core decoder must say: MROCE_WIRE_OK for Conn and the
-  // protocol kinds; for Random, whatever it says (expect_any).
+  // What the datagram was built to make the core decoder say:
+  // MROCE_WIRE_OK for Conn and the protocol kinds; for Random, nothing
+  // known (expect_any).  The self-test holds the decoder to it; the VM
+  // tests count by it (effect), never by asking the decoder.
   mroce_wire_err expect = MROCE_WIRE_OK;
   bool expect_any = false;
   Effect effect;          // at the receiver, by construction
@@ -121,12 +140,14 @@ struct Crafted {
 // A datagram of kind @k.  @live is used by the protocol kinds only.
 Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng);
 
-// Decode with the core and compare with the intended verdict.
+// Decode with the core and compare with the intended verdict (the
+// self-test's check of the crafter against the decoder).
 bool verdict_matches(const Crafted &c, mroce_wire_err *got);
 
-// Check a crafted packet against its own record (the self-test): the
-// fields it claims to have broken are broken, the others are as @live
-// says.  On failure, @why says what.
+// Check a crafted packet against its own record (the self-test), with
+// this file's arithmetic, not the decoder: the fields it claims to have
+// broken are broken, the others are as @live says, and its effect is the
+// one group its construction names.  On failure, @why says what.
 bool construction_holds(Kind k, const Crafted &c, const Live &live,
                         std::string *why);
 
