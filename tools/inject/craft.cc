@@ -72,9 +72,9 @@ bool kind_needs_raw(Kind k) {
 
 std::string_view group_name(int g) {
   static constexpr const char *names[kGroups] = {
-      "drop_short", "drop_version",   "drop_opcode", "drop_reserved",
-      "drop_flags", "drop_length",    "drop_field",  "unknown",
-      "unproven",   "challenged",     "seq_drop",    "ack_drop",
+      "drop_short", "drop_version", "drop_opcode", "drop_reserved",
+      "drop_flags", "drop_length",  "drop_field",  "unknown",
+      "unproven",   "challenged",   "seq_drop",    "ack_drop",
       "any_once"};
   return g >= 0 && g < kGroups ? names[g] : "?";
 }

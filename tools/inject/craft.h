@@ -55,10 +55,9 @@ inline constexpr Kind kMalformedKinds[] = {
     Kind::Truncated, Kind::Oversized, Kind::Version, Kind::Conn,
     Kind::Flags,     Kind::Random,    Kind::Blocks};
 inline constexpr Kind kAllKinds[] = {
-    Kind::Truncated,    Kind::Oversized,    Kind::Version,
-    Kind::Conn,         Kind::Flags,        Kind::Random,
-    Kind::Blocks,       Kind::ConnectFlood, Kind::ConnectSpoof,
-    Kind::ResetSpoof,   Kind::CloseSpoof,   Kind::Window,
+    Kind::Truncated,    Kind::Oversized,  Kind::Version,    Kind::Conn,
+    Kind::Flags,        Kind::Random,     Kind::Blocks,     Kind::ConnectFlood,
+    Kind::ConnectSpoof, Kind::ResetSpoof, Kind::CloseSpoof, Kind::Window,
     Kind::AckBody,      Kind::Fragment};
 
 std::string_view kind_name(Kind k);
