@@ -62,13 +62,13 @@ struct Config {
   uint32_t effective_qps_per_pair() const { return qps_per_pair ? qps_per_pair : topo.planes; }
 };
 
-// Sets one option; returns "" or an error naming the option.
-std::string set_option(Config &c, const std::string &key, const std::string &value);
+// Sets one option; an error names the option.
+Status set_option(Config &c, const std::string &key, const std::string &value);
 // Applies a scenario file; errors carry the file name and line.
-std::string load_scenario(Config &c, const std::string &path);
+Status load_scenario(Config &c, const std::string &path);
 // Checks the whole configuration, fills derived defaults (PFC thresholds);
-// returns "" or the first error.
-std::string validate(Config &c);
+// the error is the first problem found.
+Status validate(Config &c);
 // Option reference, one line per option.
 void print_options(std::FILE *out);
 

@@ -102,14 +102,12 @@ int main(int argc, char **argv) {
   }
   // The scenario file first, command-line options override it.
   if (!scenario.empty()) {
-    const std::string err = load_scenario(cfg, scenario);
-    if (!err.empty())
-      return fail(err);
+    if (Status st = load_scenario(cfg, scenario); !st.ok())
+      return fail(st.message());
   }
   for (const auto &[k, v] : opts) {
-    const std::string err = set_option(cfg, k, v);
-    if (!err.empty())
-      return fail(err);
+    if (Status st = set_option(cfg, k, v); !st.ok())
+      return fail(st.message());
   }
 
   std::string err;

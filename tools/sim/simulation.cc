@@ -9,39 +9,41 @@ Simulation::Simulation(const Config &cfg) : cfg_(cfg), net_(cfg.fabric) {}
 Simulation::~Simulation() = default;
 
 std::unique_ptr<Simulation> Simulation::create(Config cfg, std::string &err) {
-  err = validate(cfg);
-  if (!err.empty())
+  if (Status st = validate(cfg); !st.ok()) {
+    err = st.message();
     return nullptr;
+  }
   std::unique_ptr<Simulation> sim(new Simulation(cfg));
-  err = sim->setup();
-  if (!err.empty())
+  if (Status st = sim->setup(); !st.ok()) {
+    err = st.message();
     return nullptr;
+  }
   return sim;
 }
 
-std::string Simulation::setup() {
-  std::string err = build_topology(cfg_.topo, net_, topo_);
-  if (!err.empty())
-    return err;
+Status Simulation::setup() {
+  if (Status st = build_topology(cfg_.topo, net_, topo_); !st.ok())
+    return st;
+  std::string err;
   apply_loss(net_, cfg_.loss_at, cfg_.loss);
   for (const LinkLoss &l : cfg_.link_losses) {
     const int link = net_.find_link(l.link);
     if (link < 0)
-      return "link_loss: no link named \"" + l.link + "\"";
+      return Status::error("link_loss: no link named \"" + l.link + "\"");
     net_.channel(net_.links()[link].port_a).set_loss(l.loss);
     net_.channel(net_.links()[link].port_b).set_loss(l.loss);
   }
   for (const std::string &name : cfg_.timeline_links) {
     const int link = net_.find_link(name);
     if (link < 0)
-      return "timeline_link: no link named \"" + name + "\"";
+      return Status::error("timeline_link: no link named \"" + name + "\"");
     watched_links_.push_back(static_cast<uint32_t>(link));
   }
   for (const LinkSetting &l : cfg_.link_settings) {
     const int link = net_.find_link(l.link);
     if (link < 0)
-      return std::string(l.delay != kNever ? "link_latency" : "link_rate") + ": no link named \"" +
-             l.link + "\"";
+      return Status::error(std::string(l.delay != kNever ? "link_latency" : "link_rate") +
+                           ": no link named \"" + l.link + "\"");
     if (l.delay != kNever)
       net_.set_link_delay(static_cast<uint32_t>(link), l.delay);
     if (l.rate_bps)
@@ -55,7 +57,8 @@ std::string Simulation::setup() {
     }
     const int link = net_.find_link(e.link);
     if (link < 0)
-      return std::string(e.up ? "link_up" : "link_down") + ": no link named \"" + e.link + "\"";
+      return Status::error(std::string(e.up ? "link_up" : "link_down") + ": no link named \"" +
+                           e.link + "\"");
     net_.schedule_link_state(e.at, static_cast<uint32_t>(link), e.up);
   }
   WorkloadParams wp;
@@ -66,15 +69,15 @@ std::string Simulation::setup() {
   wp.seed = cfg_.fabric.seed;
   workload_ = make_workload(wp, err);
   if (!workload_)
-    return err;
+    return Status::error(err);
   TransportOptions to;
   to.rocev2 = cfg_.rocev2;
   to.metaroce = cfg_.metaroce;
   transports_ = make_transports(cfg_.transport, to, net_, err);
   if (!transports_)
-    return err;
+    return Status::error(err);
   net_.set_app(this);
-  return "";
+  return {};
 }
 
 void Simulation::start(void *ctx, Time) {
@@ -219,7 +222,8 @@ void senders_json(JsonWriter &j, const std::vector<TimelineSender> &senders) {
   for (const TimelineSender &f : senders) {
     j.begin_object();
     j.field("src", f.src).field("dst", f.dst);
-    j.field("first_ack_ns", f.first_ack == kNever ? int64_t{-1} : static_cast<int64_t>(f.first_ack / kNs));
+    j.field("first_ack_ns",
+            f.first_ack == kNever ? int64_t{-1} : static_cast<int64_t>(f.first_ack / kNs));
     std::vector<uint64_t> v;
     auto put = [&](const char *name, auto get, size_t n) {
       v.clear();
@@ -227,18 +231,29 @@ void senders_json(JsonWriter &j, const std::vector<TimelineSender> &senders) {
         v.push_back(get(i));
       series(j, name, v);
     };
-    put("departure_ns", [&](size_t i) { return f.departures[i] / kNs; }, f.departures.size());
-    put("departure_len", [&](size_t i) { return uint64_t{f.departure_len[i]}; }, f.departures.size());
+    put(
+        "departure_ns", [&](size_t i) { return f.departures[i] / kNs; }, f.departures.size());
+    put(
+        "departure_len", [&](size_t i) { return uint64_t{f.departure_len[i]}; },
+        f.departures.size());
     const size_t n = f.states.size();
     j.key("states").begin_object();
-    put("t_ns", [&](size_t i) { return f.state_at[i] / kNs; }, n);
-    put("pace_Bps", [&](size_t i) { return f.states[i].pace_Bps; }, n);
-    put("window_Bps", [&](size_t i) { return f.states[i].window_Bps; }, n);
-    put("hint", [&](size_t i) { return f.states[i].hint; }, n);
-    put("cwnd", [&](size_t i) { return f.states[i].cwnd; }, n);
-    put("inflight", [&](size_t i) { return f.states[i].inflight; }, n);
-    put("srtt_ns", [&](size_t i) { return f.states[i].srtt_ns; }, n);
-    put("acks", [&](size_t i) { return f.states[i].acks; }, n);
+    put(
+        "t_ns", [&](size_t i) { return f.state_at[i] / kNs; }, n);
+    put(
+        "pace_Bps", [&](size_t i) { return f.states[i].pace_Bps; }, n);
+    put(
+        "window_Bps", [&](size_t i) { return f.states[i].window_Bps; }, n);
+    put(
+        "hint", [&](size_t i) { return f.states[i].hint; }, n);
+    put(
+        "cwnd", [&](size_t i) { return f.states[i].cwnd; }, n);
+    put(
+        "inflight", [&](size_t i) { return f.states[i].inflight; }, n);
+    put(
+        "srtt_ns", [&](size_t i) { return f.states[i].srtt_ns; }, n);
+    put(
+        "acks", [&](size_t i) { return f.states[i].acks; }, n);
     j.end_object();
     j.end_object();
   }

@@ -69,7 +69,7 @@ public:
 
 private:
   explicit Simulation(const Config &cfg);
-  std::string setup();
+  Status setup();
   static void start(void *ctx, Time now);
   static void sample_timeline(void *ctx, Time now);
   TimelineCounters timeline_counters() const;

@@ -59,21 +59,21 @@ struct Builder {
 
 } // namespace
 
-std::string build_topology(const TopologyParams &tp, Network &net, Topology &topo) {
+Status build_topology(const TopologyParams &tp, Network &net, Topology &topo) {
   if (tp.hosts < 2)
-    return "a topology needs at least 2 hosts";
+    return Status::error("a topology needs at least 2 hosts");
   if (tp.hosts > kMaxHosts)
-    return "at most " + std::to_string(kMaxHosts) + " hosts";
+    return Status::error("at most " + std::to_string(kMaxHosts) + " hosts");
   if (tp.planes == 0 || tp.planes > 255)
-    return "planes must be in [1, 255]";
+    return Status::error("planes must be in [1, 255]");
   if (tp.host_rate_bps == 0)
-    return "link rate must be positive";
+    return Status::error("link rate must be positive");
   if (tp.kind == TopologyKind::kPair && tp.hosts != 2)
-    return "topology pair needs exactly 2 hosts";
+    return Status::error("topology pair needs exactly 2 hosts");
   if (tp.kind == TopologyKind::kFatTree && !(tp.oversubscription > 0))
-    return "oversubscription must be positive";
+    return Status::error("oversubscription must be positive");
   if (!net.nodes().empty())
-    return "network is not empty";
+    return Status::error("network is not empty");
 
   topo = Topology{};
   topo.hosts = tp.hosts;
@@ -140,7 +140,7 @@ std::string build_topology(const TopologyParams &tp, Network &net, Topology &top
   }
   }
   net.finalize();
-  return "";
+  return {};
 }
 
 void apply_loss(Network &net, LossPlacement where, double loss) {

@@ -10,6 +10,7 @@
 
 #include "network.h"
 #include "sim_time.h"
+#include "status.h"
 
 #include <cstdint>
 #include <string>
@@ -45,8 +46,8 @@ struct Topology {
   std::vector<std::vector<uint32_t>> plane_links; // plane -> its links
 };
 
-// Builds into an empty network and finalises it.  Returns "" or an error.
-std::string build_topology(const TopologyParams &params, Network &net, Topology &out);
+// Builds into an empty network and finalises it.
+Status build_topology(const TopologyParams &params, Network &net, Topology &out);
 
 enum class LossPlacement : uint8_t {
   kLastHop, // on links into hosts: every packet sees `loss` once, end to end

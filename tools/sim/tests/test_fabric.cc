@@ -20,8 +20,8 @@ struct Rig {
   std::vector<std::unique_ptr<BlastTransport>> hosts;
 
   Rig(const TopologyParams &tp, const FabricParams &fp) : net(fp) {
-    const std::string err = build_topology(tp, net, topo);
-    EXPECT_EQ(err, "");
+    const Status st = build_topology(tp, net, topo);
+    EXPECT_TRUE(st.ok()) << st.message();
     for (uint32_t h = 0; h < net.num_hosts(); ++h) {
       hosts.push_back(std::make_unique<BlastTransport>(net.env(h)));
       net.set_transport(h, hosts.back().get());
@@ -153,7 +153,7 @@ TEST(Link, LossPlacementSelectsChannels) {
   for (auto where : {LossPlacement::kLastHop, LossPlacement::kAll, LossPlacement::kCore}) {
     Network net(quiet());
     Topology topo;
-    ASSERT_EQ(build_topology(tp, net, topo), "");
+    ASSERT_TRUE(build_topology(tp, net, topo).ok());
     apply_loss(net, where, 0.02);
     for (const Port &p : net.ports()) {
       const bool from_host = net.nodes()[p.node].kind == NodeKind::kHost;
