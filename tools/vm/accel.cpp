@@ -2,6 +2,7 @@
 #include "accel.h"
 
 #include "monitor.h"
+#include "unique_fd.h"
 #include "util.h"
 
 #include <cerrno>
@@ -21,26 +22,22 @@ constexpr const char *kProbeMarker = "METAROCE-VM-PROBE-OK";
 
 // Can we open /dev/kvm and create a VM at all?
 bool kvm_device_usable(std::string &why) {
-  int kvm = ::open("/dev/kvm", O_RDWR | O_CLOEXEC);
-  if (kvm < 0) {
+  UniqueFd kvm(::open("/dev/kvm", O_RDWR | O_CLOEXEC));
+  if (!kvm.valid()) {
     why = std::string("/dev/kvm: ") + std::strerror(errno);
     return false;
   }
-  bool ok = false;
-  int api = ::ioctl(kvm, KVM_GET_API_VERSION, 0);
+  int api = ::ioctl(kvm.get(), KVM_GET_API_VERSION, 0);
   if (api != KVM_API_VERSION) {
     why = "/dev/kvm: unexpected API version " + std::to_string(api);
-  } else {
-    int vm = ::ioctl(kvm, KVM_CREATE_VM, 0);
-    if (vm < 0) {
-      why = std::string("KVM_CREATE_VM: ") + std::strerror(errno);
-    } else {
-      ::close(vm);
-      ok = true;
-    }
+    return false;
   }
-  ::close(kvm);
-  return ok;
+  UniqueFd vm(::ioctl(kvm.get(), KVM_CREATE_VM, 0));
+  if (!vm.valid()) {
+    why = std::string("KVM_CREATE_VM: ") + std::strerror(errno);
+    return false;
+  }
+  return true;
 }
 
 // Identifies this host boot and QEMU build: a cached verdict is valid for

@@ -16,7 +16,7 @@
 
 namespace mroce::vm {
 
-volatile int g_stop_signal = 0;
+volatile std::sig_atomic_t g_stop_signal = 0;
 
 namespace {
 

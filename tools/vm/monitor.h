@@ -7,6 +7,7 @@
 
 #include "qemu.h"
 
+#include <csignal>
 #include <deque>
 #include <string>
 
@@ -46,7 +47,7 @@ struct VmResult {
 };
 
 // Set by the runner's signal handler; run_vm() then stops the VM.
-extern volatile int g_stop_signal;
+extern volatile std::sig_atomic_t g_stop_signal;
 
 VmResult run_vm(const QemuSpec &spec, const MonitorConfig &cfg);
 

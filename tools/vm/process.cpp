@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "process.h"
 
+#include "unique_fd.h"
 #include "util.h"
 
 #include <cerrno>
@@ -52,15 +53,16 @@ int decode_wait_status(int wstatus) {
   return -1;
 }
 
+Pipe make_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw Error(std::string("pipe: ") + std::strerror(errno));
+  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
 CommandResult run_command(const std::vector<std::string> &argv) {
-  int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0)
-    throw Error(std::string("pipe: ") + std::strerror(errno));
-  if (::pipe2(err, O_CLOEXEC) != 0) {
-    ::close(out[0]);
-    ::close(out[1]);
-    throw Error(std::string("pipe: ") + std::strerror(errno));
-  }
+  Pipe out = make_pipe();
+  Pipe err = make_pipe();
   auto args = make_argv(argv);
   pid_t pid = ::fork();
   if (pid < 0)
@@ -69,42 +71,41 @@ CommandResult run_command(const std::vector<std::string> &argv) {
     reset_signals_in_child();
     int devnull = ::open("/dev/null", O_RDONLY);
     ::dup2(devnull, STDIN_FILENO);
-    ::dup2(out[1], STDOUT_FILENO);
-    ::dup2(err[1], STDERR_FILENO);
+    ::dup2(out.write.get(), STDOUT_FILENO);
+    ::dup2(err.write.get(), STDERR_FILENO);
     exec_or_die(args.data());
   }
-  ::close(out[1]);
-  ::close(err[1]);
+  // Only the child writes: end of file once it (and its children) exit.
+  out.write.reset();
+  err.write.reset();
 
   CommandResult r;
-  struct pollfd pfd[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  UniqueFd *src[2] = {&out.read, &err.read};
   std::string *sink[2] = {&r.out, &r.err};
-  int open_fds = 2;
-  while (open_fds > 0) {
+  while (out.read.valid() || err.read.valid()) {
+    struct pollfd pfd[2] = {{out.read.get(), POLLIN, 0},
+                            {err.read.get(), POLLIN, 0}};
     if (::poll(pfd, 2, -1) < 0) {
       if (errno == EINTR)
         continue;
       break;
     }
     for (int i = 0; i < 2; i++) {
-      if (pfd[i].fd < 0 || !pfd[i].revents)
+      if (!src[i]->valid() || !pfd[i].revents)
         continue;
       char buf[65536];
-      ssize_t n = ::read(pfd[i].fd, buf, sizeof(buf));
+      ssize_t n = ::read(src[i]->get(), buf, sizeof(buf));
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0) {
-        ::close(pfd[i].fd);
-        pfd[i].fd = -1;
-        open_fds--;
+        src[i]->reset();
         continue;
       }
       sink[i]->append(buf, static_cast<size_t>(n));
     }
   }
-  for (auto &p : pfd)
-    if (p.fd >= 0)
-      ::close(p.fd);
+  out.read.reset();
+  err.read.reset();
   int ws = 0;
   while (::waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
   }
@@ -113,9 +114,7 @@ CommandResult run_command(const std::vector<std::string> &argv) {
 }
 
 Child spawn_child(const std::vector<std::string> &argv, int keep_fd) {
-  int err[2];
-  if (::pipe2(err, O_CLOEXEC) != 0)
-    throw Error(std::string("pipe: ") + std::strerror(errno));
+  Pipe err = make_pipe();
   auto args = make_argv(argv);
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
@@ -130,13 +129,12 @@ Child spawn_child(const std::vector<std::string> &argv, int keep_fd) {
     int devnull = ::open("/dev/null", O_RDWR);
     ::dup2(devnull, STDIN_FILENO);
     ::dup2(devnull, STDOUT_FILENO);
-    ::dup2(err[1], STDERR_FILENO);
+    ::dup2(err.write.get(), STDERR_FILENO);
     if (keep_fd >= 0)
       ::fcntl(keep_fd, F_SETFD, 0);
     exec_or_die(args.data());
   }
-  ::close(err[1]);
-  return Child{pid, err[0]};
+  return Child{pid, err.read.release()};
 }
 
 } // namespace mroce::vm

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "util.h"
 
+#include "unique_fd.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -21,19 +23,17 @@ void note(std::string_view msg) {
 }
 
 bool try_read_file(const fs::path &p, std::string &out) {
-  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  UniqueFd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid())
     return false;
   out.clear();
   char buf[65536];
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
+    ssize_t n = ::read(fd.get(), buf, sizeof(buf));
     if (n < 0 && errno == EINTR)
       continue;
-    if (n <= 0) {
-      ::close(fd);
+    if (n <= 0)
       return n == 0;
-    }
     out.append(buf, static_cast<size_t>(n));
   }
 }
@@ -48,23 +48,24 @@ std::string read_file(const fs::path &p) {
 void write_file_atomic(const fs::path &p, std::string_view data) {
   fs::path tmp = p;
   tmp += ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
+  UniqueFd fd(
+      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid())
     throw Error("cannot create " + tmp.string() + ": " + std::strerror(errno));
   size_t off = 0;
   while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    ssize_t n = ::write(fd.get(), data.data() + off, data.size() - off);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {
       int e = errno;
-      ::close(fd);
+      fd.reset();
       ::unlink(tmp.c_str());
       throw Error("cannot write " + tmp.string() + ": " + std::strerror(e));
     }
     off += static_cast<size_t>(n);
   }
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), p.c_str()) != 0) {
+  if (fd.close() != 0 || ::rename(tmp.c_str(), p.c_str()) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
     throw Error("cannot write " + p.string() + ": " + std::strerror(e));

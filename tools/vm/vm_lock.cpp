@@ -19,18 +19,14 @@ std::string VmLock::default_path() {
   return env && *env ? env : "/tmp/metaroce-vm.lock";
 }
 
-VmLock::~VmLock() {
-  if (fd_ >= 0)
-    ::close(fd_); // releases the flock
-}
-
-bool VmLock::acquire(const std::string &path, const volatile int &stop_signal) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd_ < 0)
+bool VmLock::acquire(const std::string &path,
+                     const volatile std::sig_atomic_t &stop_signal) {
+  fd_.reset(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666));
+  if (!fd_.valid())
     throw Error("cannot open lock " + path + ": " + std::strerror(errno));
-  ::fchmod(fd_, 0666); // engineers may run as different users
+  ::fchmod(fd_.get(), 0666); // engineers may run as different users
 
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+  if (::flock(fd_.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK)
       throw Error("flock " + path + ": " + std::strerror(errno));
     std::string holder;
@@ -42,7 +38,7 @@ bool VmLock::acquire(const std::string &path, const volatile int &stop_signal) {
     auto t0 = Clock::now();
     // Blocking flock; our signal handlers are installed without SA_RESTART
     // so Ctrl-C interrupts the wait.
-    while (::flock(fd_, LOCK_EX) != 0) {
+    while (::flock(fd_.get(), LOCK_EX) != 0) {
       if (errno != EINTR)
         throw Error("flock " + path + ": " + std::strerror(errno));
       if (stop_signal)
@@ -59,8 +55,8 @@ bool VmLock::acquire(const std::string &path, const volatile int &stop_signal) {
   std::string info = "pid " + std::to_string(::getpid()) + " since " +
                      host_time + " in " +
                      (::getcwd(cwd, sizeof(cwd)) ? cwd : "?") + "\n";
-  if (::ftruncate(fd_, 0) == 0)
-    (void)!::pwrite(fd_, info.data(), info.size(), 0);
+  if (::ftruncate(fd_.get(), 0) == 0)
+    (void)!::pwrite(fd_.get(), info.data(), info.size(), 0);
   return true;
 }
 

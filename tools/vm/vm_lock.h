@@ -4,6 +4,9 @@
 // /tmp/metaroce-vm.lock (or $METAROCE_VM_LOCK), shared by all checkouts.
 #pragma once
 
+#include "unique_fd.h"
+
+#include <csignal>
 #include <string>
 
 namespace mroce::vm {
@@ -13,16 +16,17 @@ public:
   VmLock() = default;
   VmLock(const VmLock &) = delete;
   VmLock &operator=(const VmLock &) = delete;
-  ~VmLock();
+  ~VmLock() = default; // closing the descriptor releases the flock
 
   // Block until the lock is ours, telling the user once if we wait.
   // Returns false if a signal interrupted the wait.
-  bool acquire(const std::string &path, const volatile int &stop_signal);
-  int fd() const { return fd_; }
+  bool acquire(const std::string &path,
+               const volatile std::sig_atomic_t &stop_signal);
+  int fd() const { return fd_.get(); }
   static std::string default_path();
 
 private:
-  int fd_ = -1;
+  UniqueFd fd_;
 };
 
 } // namespace mroce::vm
