@@ -390,7 +390,7 @@ TEST_F(Regress, RepeatedConnectDoesNotShrinkAnEstablishedConnection) {
 
 namespace {
 
-// metaroce-sim (Documentation/sim-results.md, findings): a path whose
+// Found by metaroce-sim: a path whose
 // window holds fewer than ack_every packets is acknowledged only when the
 // receiver's delayed-ACK timer fires, so every round trip costs ack_delay
 // on top of the RTT.  After an incast has cut the windows the connections

@@ -3,11 +3,11 @@
 # A/B test of metaroce.ko builds or parameters in one boot of the test VM:
 # each variant is loaded in turn on the same veth path and runs the same
 # perftest set at each loss, for N rounds; prints every variant's median
-# per test and loss.  For deciding a change on TCG, where single runs swing
-# by +-30% and two boots differ more than two variants in one boot.  For a
-# latency test it adds each run's average / typical: a run's emulator mode
-# scales both, so the ratio shows a change in the tail that the averages
-# alone hide (its spread is a few percent, the averages' tens).
+# per test and loss.  For deciding a change in the test VM, where single
+# runs swing by +-30% and two boots differ more than two variants in one
+# boot.  For a latency test it adds each run's average / typical: a slow
+# run scales both, so the ratio shows a change in the tail that the
+# averages alone hide (its spread is a few percent, the averages' tens).
 #
 #   tools/bench/ab.sh [--seconds S] [--losses "0 1"] [--repeat N]
 #                     [--tests "ib_write_bw:65536 ib_write_bw:65536:-b ..."] [--lat-iters N] [--pin]
@@ -68,7 +68,7 @@ for r in csv.DictReader(open(sys.argv[1])):
     elif r["status"] == "ok":
         vals[(r["test"], r["loss_pct"], r["variant"])].append(float(r["value"]))
         byround[(r["test"], r["loss_pct"], r["variant"])][r["round"]] = float(r["value"])
-# A latency run's mode (design.md section 8) scales its average and its
+# A latency run's level (Documentation/benchmarks.md) scales its average and its
 # typical alike; their ratio, per run, isolates the tail and varies far less.
 for (t, l, v), avg in list(byround.items()):
     if t.endswith(":avg"):

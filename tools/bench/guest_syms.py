@@ -1,11 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Guest addresses to regions and symbols, for the reports of
-tools/bench/tlb_fills.sh and insn_count.sh.  The guest half
-(vm_tlb_fills.sh) saves vm/kallsyms.txt once, and per variant and round
+"""Guest addresses to regions and symbols, for the report of
+tools/bench/insn_count.sh.  The guest half
+(vm_insn_count.sh) saves vm/kallsyms.txt once, and per variant and round
 the modules' bases (modules_NAME_ROUND.txt) and symbols (modsyms_...)."""
 import bisect
 import os
-import re
 
 
 def load_syms(path):
@@ -81,23 +80,6 @@ def seg_bounds(d, name, rnd, drv):
     if start not in syms or end not in syms:
         return ""
     return "%x %x %d %s->%s#%s" % (syms[start], syms[end], int(nth), start, end, nth)
-
-
-def load_marks(d):
-    """The guest's "MARK start|end NAME ROUND ITERS [info]" lines of
-    D/stamped.log, as {(name, round, iters): {"start", "end", "info"}} on
-    perf's clock (D/clockoff: the host's wall clock minus CLOCK_MONOTONIC)."""
-    off = float(open(os.path.join(d, "clockoff")).read())
-    marks = {}
-    for line in open(os.path.join(d, "stamped.log")):
-        ts, _, rest = line.partition(" ")
-        m = re.search(r"MARK (start|end) (\S+) (\d+) (\d+)(.*)", rest)
-        if m:
-            e = marks.setdefault((m.group(2), int(m.group(3)), int(m.group(4))), {})
-            e[m.group(1)] = float(ts) - off
-            if m.group(1) == "end":
-                e["info"] = m.group(5).strip()
-    return marks
 
 
 if __name__ == "__main__":

@@ -2,28 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Guest instructions per ping-pong iteration, by driver and by function.
 # A QEMU plugin (insn_plugin.cc) counts the instructions each translated
-# block runs; the guest (tools/bench/vm_tlb_fills.sh) runs one long pinned
+# block runs; the guest (tools/bench/vm_insn_count.sh) runs one long pinned
 # ib_write_lat per variant and round, and the host snapshots the counts
 # twice inside it, WAIT seconds after its start mark and SPAN seconds
 # later: a window of steady ping-pong without perftest's start and exit.
 # Iterations in the window are the runs of ib_uverbs_post_send (two per
-# iteration, one per side).  An instruction count does not depend on the
-# emulator's modes (design.md 8), so it compares what two drivers' code
-# costs where a latency cannot.  User space spins while it waits, so its
-# count follows time, not work; the report sets it apart.
+# iteration, one per side).  An instruction count does not depend on how
+# fast the host runs the guest, so it compares what two drivers' code costs
+# where a latency cannot.  User space spins while it waits, so its count
+# follows time, not work; the report sets it apart.
 #
-# With --pages the plugin also counts each page's loads and stores, and the
-# report gives the pages an iteration touches (its working set in the
-# emulator's TLB): the mean number of distinct pages a window of N loads
-# and stores of one vCPU touches (--page-window N, default 10000), by region
-# and by the function that last touched each page.  The guest then runs
-# several times slower.
-#
-# With --jc the plugin models QEMU's jump cache (insn_plugin.cc): the
-# block lookups an iteration makes through it, and its misses, in this
-# placement of the modules and over 64 others, by the target's function.
-#
-#   tools/bench/insn_count.sh [--pages|--page-window N] [--seg] [--jc] [--rounds N] [--iters N] [--window "WAIT SPAN"]
+#   tools/bench/insn_count.sh [--seg] [--rounds N] [--iters N] [--window "WAIT SPAN"]
 #                             NAME=KO[,param=v..]|NAME=rxe ..
 #
 # With --seg the plugin also measures each doorbell's critical stretch:
@@ -39,19 +28,14 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 rounds=2
 iters=300000
 window="5 3"
-mem=
 seg=
-jc=
 while [ $# -gt 0 ]; do
 	case $1 in
-	--pages) mem=,mem=on; shift ;;
 	--seg) seg=,seg=on; shift ;;
-	--jc) jc=,jc=on; shift ;;
-	--page-window) mem=,mem=on,window=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--iters) iters=$2; shift 2 ;;
 	--window) window=$2; shift 2 ;;
-	-h | --help) sed -n '3,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "insn_count.sh: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -111,8 +95,8 @@ window() {
 	[ -z "$seg" ] || ctl "segdump $snaps/seg_$1"
 	[ ! -e "$snaps/ended_$1" ] || touch "$snaps/short_$1"
 }
-"$vm" --timeout 90m --accel tcg --qemu-plugin "$plugin,ctl=$fifo$mem$seg$jc" --out "$out/vm" -- sh -c \
-	"TF_VARIANTS='$variants' TF_ROUNDS=$rounds TF_ITERS='$iters' tools/bench/vm_tlb_fills.sh" 2>&1 |
+"$vm" --timeout 90m --accel tcg --qemu-plugin "$plugin,ctl=$fifo$seg" --out "$out/vm" -- sh -c \
+	"TF_VARIANTS='$variants' TF_ROUNDS=$rounds TF_ITERS='$iters' tools/bench/vm_insn_count.sh" 2>&1 |
 	{ while IFS= read -r line; do
 		echo "$line"
 		case $line in

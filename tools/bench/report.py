@@ -122,7 +122,7 @@ def plot(data, losses, path):
         ax.set_title(test)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
-    fig.suptitle("MetaRoCE vs rdma_rxe on the same lossy veth path (QEMU TCG guest)")
+    fig.suptitle("MetaRoCE vs rdma_rxe on the same lossy veth path (test VM)")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
 

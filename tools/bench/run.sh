@@ -14,23 +14,18 @@
 #
 #   tools/bench/run.sh [--seconds S] [--losses "none 0 0.1 1 10"]
 #                      [--drivers "rxe metaroce"] [--size BYTES] [--rps]
-#                      [--repeat N] [--no-pin]
+#                      [--repeat N] [--no-pin] [--no-doc]
 #
 # --repeat N measures everything N times in rounds (at each loss rxe and
 # MetaRoCE in turn, in the other order every other round; then TCP; the
-# latency runs alternate between the drivers run by run), so a
-# drift of the shared host hits every driver alike; the table shows each
-# figure's median and how far the rounds spread.  Single TCG runs vary by
-# about +-30%, and for a minute or two at a time a driver's latency can
-# double.
+# latency runs alternate between the drivers run by run), so a drift of
+# the host hits every driver alike; the table shows each figure's median
+# and how far the rounds spread.
 #
 # perftest's server runs on the last CPU and its client on CPU 0 (taskset),
-# for both drivers.  Left to the scheduler, the two busy-polling processes
-# and the softirqs they raise landed differently from run to run, and
-# single ib_write_bw runs of MetaRoCE fell into modes of about 140, 240
-# and 300 MB/s that a median of 3 rounds did not even out (pinned: 298 to
-# 401 MB/s in 12 runs).  --no-pin leaves placement to the scheduler
-# (--pin, the old opt-in, is accepted).
+# for both drivers, so that where the two busy-polling processes and
+# their softirqs land does not change from run to run.  --no-pin leaves
+# placement to the scheduler (--pin, the default, is accepted).
 #
 # --rps spreads each veth's receive work over every CPU by flow (RPS), as
 # a multi-queue NIC's RSS would; by default one CPU receives what it sent.
@@ -39,9 +34,12 @@
 # -D 8 or more (the default).  The environment's BENCH_LAT_ITERS (20000)
 # sets the iterations of a lossless latency run, BENCH_LAT_PAIRS (10) the
 # runs per driver and round at loss 0 and BENCH_LAT_PAIRS_LOSSY (3) at each
-# other loss.  Each run draws its own level (design.md §8, "The jump
-# cache"): more runs, not longer ones, measure a mean.  Expect about 9
-# minutes a round.
+# other loss.  A latency run's level varies from run to run more than
+# within a run: more runs, not longer ones, measure a mean.  Expect about
+# 10 minutes a round.
+#
+# With the default drivers and losses (and unless --no-doc), the table is
+# also written into Documentation/benchmarks.md (tools/bench/doc_table.py).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=8
@@ -51,6 +49,7 @@ size=65536
 rps=0
 repeat=1
 pin=1
+doc=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--seconds) seconds=$2; shift 2 ;;
@@ -61,7 +60,8 @@ while [ $# -gt 0 ]; do
 	--repeat) repeat=$2; shift 2 ;;
 	--pin) pin=1; shift ;;
 	--no-pin) pin=0; shift ;;
-	-h | --help) sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--no-doc) doc=0; shift ;;
+	-h | --help) sed -n '3,42p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -95,5 +95,14 @@ cp "$out/vm/bench.csv" "$out/bench.csv"
 "${PYTHON:-/usr/bin/python3}" tools/bench/report.py "$out/bench.csv" --table "$out/bench.txt" \
 	--plot "$out/bench.png"
 ln -sfn "$stamp" "$top/results/bench/latest"
+if [ "$doc" = 1 ] && [ "$drivers" = "rxe metaroce" ] && [ "$losses" = "none 0 0.1 1 10" ]; then
+	{
+		echo "In the test VM (tools/vm, QEMU), $repeat round(s), -D $seconds, $size-byte messages$([ "$rps" = 1 ] && echo ", RPS")$([ "$pin" = 0 ] && echo ", unpinned"):"
+		echo
+		echo '```'
+		cat "$out/bench.txt"
+		echo '```'
+	} | "${PYTHON:-/usr/bin/python3}" tools/bench/doc_table.py Documentation/benchmarks.md tools/bench/run.sh
+fi
 echo "bench: $out/bench.csv, $out/bench.txt, $out/bench.png"
 exit "$rc"

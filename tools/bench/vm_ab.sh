@@ -12,7 +12,7 @@
 #   AB_LAT_ITERS latency tests run -n this many iterations (default 5000)
 #                and give two rows: the median (":typ") and the mean
 #                (":avg"); a -D run only has the mean, which one stall of
-#                a loaded TCG host decides
+#                a loaded host decides
 #   AB_PIN       1: server and client pinned to two CPUs (DP_PIN)
 #   AB_LOSSES, AB_SECONDS, AB_REPEAT, AB_CSV
 # Rows: variant,round,loss_pct,test,value,unit,status; after each variant
@@ -43,7 +43,7 @@ row() {
 }
 
 # Each round starts one variant later: in a fixed order the first variant
-# after rxe was the slow one in every boot (design.md, section 8).
+# after rxe was measured slower, whichever it was.
 rotate() {
 	_n=$1
 	shift

@@ -93,7 +93,7 @@ bench_one() {
 }
 
 # Latency at one loss, the drivers taking turns run by run, their devices
-# up side by side on the same veth pair (their UDP ports differ).  The TCG
+# up side by side on the same veth pair (their UDP ports differ).  The
 # host has phases: for a minute or two any driver's latency can double, and
 # now and then a vCPU stops for about 100 ms (traced: no guest event at all
 # on that CPU, rxe's runs as well as MetaRoCE's; one such stop adds 2.5 us
@@ -140,9 +140,8 @@ bench_lat() {
 }
 
 # One round: at each loss every driver in turn (in the other order every
-# other round), then TCP.  The TCG host drifts: for a minute or two any
-# driver's latency can double (tools/bench/ab.sh --pin, 10 rounds in one
-# boot: rxe 19-22 us typical in most, 31 in one).  One driver over every
+# other round), then TCP.  The host drifts: for a minute or two any
+# driver's latency can double.  One driver over every
 # loss and then the other put minutes between the two figures a ratio
 # compares.
 bench_drivers() {

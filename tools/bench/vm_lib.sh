@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Shared by the guest halves of the comparison tools (vm_ab.sh,
-# vm_tlb_fills.sh), sourced after selftests/verbs/datapath_lib.sh.
+# vm_insn_count.sh), sourced after selftests/verbs/datapath_lib.sh.
 
 # vm_load KO[,param=value..]: (re)load metaroce.ko from KO with those
 # parameters, in place of whichever build was loaded.

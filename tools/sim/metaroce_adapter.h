@@ -48,15 +48,14 @@ struct MetaRoceParams {
   // A connection's first window, packets.  8 (about one bandwidth-delay
   // product of the modelled fabric, 100 Gb/s x ~3 us) made a 16->1 incast's
   // first windows 5x the ECN threshold; with the first ACK one RTT after
-  // the first data, slow start reaches 8 in two RTTs (sim-results.md,
-  // finding 3 and Incast).
+  // the first data, slow start reaches 8 in two RTTs (incast.py).
   uint32_t init_window = 2;
   Time share_epoch = 100 * kUs; // receiver fair-share epoch; 0 disables hints
   Time health_epoch = 0;        // path health check period; 0 keeps the core's
   // A receiver grants a connection opened to it a first rate in the
   // ACCEPT: its capacity / its connections (share.h).  An incast that
   // starts as its connections open then settles before its first ACKs
-  // (sim-results.md, Incast); needs the share (share_epoch > 0).
+  // (incast.py); needs the share (share_epoch > 0).
   bool grants = true;
 };
 

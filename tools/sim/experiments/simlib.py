@@ -8,6 +8,8 @@ Environment:
   METAROCE_SIM   the binary (default: build/tools/sim/metaroce-sim)
   JOBS           runs in parallel (default 2; the machine has 2 cores)
   OUT            results root (default: results/sim)
+  SIM_TABLES     a file every printed table is also appended to, as Markdown
+                 (run_all.sh sets it to build Documentation/benchmarks.md)
 """
 
 import csv
@@ -128,6 +130,15 @@ def print_table(rows, cols, title=""):
         print("  ".join(c.rjust(w) for c, w in zip(line, widths)))
         if n == 0:
             print("  ".join("-" * w for w in widths))
+    md = os.environ.get("SIM_TABLES")
+    if md:
+        with open(md, "a") as f:
+            if title:
+                f.write(f"\n{title[0].upper() + title[1:]}:\n\n")
+            for n, line in enumerate(cells):
+                f.write("| " + " | ".join(c.replace("|", "\\|") for c in line) + " |\n")
+                if n == 0:
+                    f.write("|" + "---|" * len(line) + "\n")
 
 
 def savefig(fig, path):

@@ -267,7 +267,7 @@ TEST(MetaRoce, GrantedIncastNeverQueuesAboveTheMarkingThreshold) {
 }
 
 TEST(MetaRoce, LossSweepStaysWithinItsBounds) {
-  // The loss sweep of Documentation/sim-results.md in small: MetaRoCE keeps
+  // The loss sweep of tools/sim/experiments/loss_sweep.py in small: MetaRoCE keeps
   // >= 90% of its lossless goodput at 1% loss and >= 50% at 10%, delivering
   // every byte once; go-back-N collapses where MetaRoCE does not.
   std::vector<double> m, g;

@@ -1,13 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Guest half of tools/bench/tlb_fills.sh: pinned ib_write_lat runs of each
-# variant (a metaroce.ko with its parameters, or rdma_rxe), a short and a
-# long one per round, between idle gaps, each announced on stdout ("MARK
-# start|end VARIANT ROUND ITERS") for the host, which counts QEMU's
-# software-TLB fills in the window.  The kernel's and the modules' symbol
-# addresses go to $METAROCE_OUT for the host to name the pages.
-# tools/bench/insn_count.sh drives it too (one long run per variant and
-# round), and snapshots its plugin's counts inside each run.
+# Guest half of tools/bench/insn_count.sh: pinned ib_write_lat runs of
+# each variant (a metaroce.ko with its parameters, or rdma_rxe), one per
+# TF_ITERS entry and round, each announced on stdout ("MARK start|end
+# VARIANT ROUND ITERS") for the host, which snapshots its plugin's counts
+# inside the run.  The kernel's and the modules' symbol addresses go to
+# $METAROCE_OUT for the host to name the blocks.
 #   TF_VARIANTS "name=KO[,param=value..] ..|name=rxe", TF_ROUNDS, TF_ITERS
 . "$METAROCE_ROOT/selftests/verbs/datapath_lib.sh"
 . "$METAROCE_ROOT/tools/bench/vm_lib.sh"
@@ -22,7 +20,6 @@ DP_PIN=1
 DP_PERFTEST_TIMEOUT=600
 cat /proc/kallsyms >"$METAROCE_OUT/kallsyms.txt"
 echo "MARK ready"
-sleep 10 # the host attaches perf
 
 round=0
 while [ "$round" -lt "${TF_ROUNDS:-2}" ]; do
@@ -41,7 +38,7 @@ while [ "$round" -lt "${TF_ROUNDS:-2}" ]; do
 		# where this load's module landed (module text moves per load)
 		cat /proc/modules >"$METAROCE_OUT/modules_${name}_$round.txt"
 		grep -F '[' /proc/kallsyms >"$METAROCE_OUT/modsyms_${name}_$round.txt"
-		for n in ${TF_ITERS:-2000 50000}; do
+		for n in ${TF_ITERS:-300000}; do
 			sleep 3
 			echo "MARK start $name $round $n"
 			if dp_perftest "tf_${name}_${round}_$n" ib_write_lat -s 64 -n "$n" >/dev/null 2>&1; then
