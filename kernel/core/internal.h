@@ -2,8 +2,9 @@
 /*
  * Functions the core's files share with each other and nobody else.
  * Data flows: rx.c dispatches a packet to stream.c (placement, frontier) or
- * ack.c (scoreboard, loss, congestion); tx.c picks what goes next; timers.c
- * runs every deadline; conn.c owns setup and teardown.
+ * ack.c, which hands each path block to path.c (scoreboard, loss,
+ * congestion); tx.c picks what goes next; timers.c runs every deadline;
+ * conn.c owns setup and teardown.
  */
 #ifndef MROCE_CORE_INTERNAL_H
 #define MROCE_CORE_INTERNAL_H
@@ -227,6 +228,16 @@ void mroce_ack_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
 		    struct mroce_tx *tx);
 u32 mroce_ack_body(struct mroce_conn *c, u64 now, u8 *buf, u32 off, u32 cap);
+/* The rate hint our ACKs carry now (share.c, or rx_hint without a share). */
+static inline u32 mroce_conn_rx_hint(const struct mroce_conn *c)
+{
+	return c->share ? mroce_share_hint(c->share) : c->rx_hint;
+}
+
+/* ---- path.c: the sender's scoreboard of each path ---- */
+/* One ACK block about @p: acknowledgements, losses, ECN, RTT. */
+void mroce_path_on_ack(struct mroce_conn *c, struct mroce_path *p,
+		       const struct mroce_ack_path *ap, u64 now);
 /* Move snd_una past resolved packets: the RTO runs from the oldest live one. */
 void mroce_path_advance(struct mroce_path *p);
 void mroce_path_detect_losses(struct mroce_conn *c, struct mroce_path *p,
@@ -240,13 +251,6 @@ void mroce_path_lose_all(struct mroce_conn *c, struct mroce_path *p, u64 now);
 void mroce_path_replace(struct mroce_conn *c, struct mroce_path *p, u64 now);
 void mroce_path_probe_acked(struct mroce_conn *c, struct mroce_path *p,
 			    u32 echo_ts, u32 delay, u64 now);
-
-/* ---- ack.c ---- */
-/* The rate hint our ACKs carry now (share.c, or rx_hint without a share). */
-static inline u32 mroce_conn_rx_hint(const struct mroce_conn *c)
-{
-	return c->share ? mroce_share_hint(c->share) : c->rx_hint;
-}
 
 /* ---- tx.c ---- */
 /*

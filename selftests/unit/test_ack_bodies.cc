@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// Scenario test: the whole core at both ends of the two-endpoint harness.
 // ACKs carried by data (Documentation/protocol.md §4 "ACK body", §11): the
 // wire layout and its rejections, and the hold that lets a request/response
 // exchange acknowledge each message with the answer instead of an ACK

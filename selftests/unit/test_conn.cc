@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-// End-to-end behaviour of the core through the two-endpoint harness:
-// handshake, every verb, ordering of completions, NACKs and errors.
+// Connections (conn.c): configuration checks, the handshake (simultaneous
+// open, data overtaking the ACCEPT, the negotiated payload, repeated hellos)
+// and, end to end through the two-endpoint harness, every verb over a
+// connection: ordering of completions, NACKs and errors.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <set>
+#include <vector>
 
+#include "fixtures.h"
 #include "harness.h"
 
 extern "C" {
@@ -501,26 +506,6 @@ TEST_F(Pair, PostRejectsBadRequests) {
 }  // namespace
 
 namespace {
-TEST(StreamStart, TxStartOnlyBeforeFirstPost) {
-  mroce::test::Fabric f{1};
-  f.routes[0].assign(1, mroce::test::Route{});
-  f.routes[1].assign(1, mroce::test::Route{});
-  f.add_endpoint(mroce::test::test_cfg(1, 1024));
-  f.add_endpoint(mroce::test::test_cfg(1, 1024));
-  ASSERT_TRUE(f.connect());
-  mroce::test::connect_qps(f, 1, 2);
-  auto &st = f.ep(0).qp(1).st;
-  EXPECT_EQ(mroce_stream_set_tx_start(&st, 0x777), 0);
-  EXPECT_EQ(st.tx_end, 0x777u);
-  mroce::test::SendWr w;
-  w.msg.op = MROCE_OP_SEND;
-  w.msg.cookie = 1;
-  ASSERT_EQ(f.ep(0).post_send(f.ep(0).qp(1), w), 0);
-  EXPECT_EQ(mroce_stream_set_tx_start(&st, 5), MROCE_EINVAL);
-}
-}  // namespace
-
-namespace {
 // Both ends open at once and A's ACCEPT travels a much slower route than
 // the data A sends right after it: B must take the data (implicit accept),
 // not drop it, and the transfer must not wait for an RTO.
@@ -717,5 +702,88 @@ void late_accept(uint16_t max_payload, uint32_t write_len, bool want_fail) {
 TEST(Handshake, LateAcceptBelowPayloadsSentFails) { late_accept(256, 2000, true); }
 TEST(Handshake, LateAcceptBelowIdleImplicitAdopts) { late_accept(256, 0, false); }
 TEST(Handshake, LateAcceptAboveWhatWasSentAdopts) { late_accept(512, 300, false); }
+
+// Configuration checks of mroce_conn_init().
+TEST(Config, RejectsNonsense) {
+  mroce_cfg cfg;
+  mroce_cfg_default(&cfg);
+  std::vector<uint8_t> mem(mroce_conn_size(64));
+  auto *c = reinterpret_cast<mroce_conn *>(mem.data());
+  static const mroce_ops ops{};
+  auto bad = [&](auto mutate) {
+    mroce_cfg x = cfg;
+    mutate(x);
+    return mroce_conn_init(c, &x, &ops, nullptr, 1, 1, 1, 0) != 0;
+  };
+  EXPECT_FALSE(bad([](mroce_cfg &) {}));
+  EXPECT_TRUE(bad([](mroce_cfg &x) { x.npaths = 0; }));
+  EXPECT_TRUE(bad([](mroce_cfg &x) { x.npaths = 65; }));
+  EXPECT_TRUE(bad([](mroce_cfg &x) { x.dsn_window = 1000; }));
+  EXPECT_TRUE(bad([](mroce_cfg &x) { x.dsn_window = 1 << 20; }));
+  EXPECT_TRUE(bad([](mroce_cfg &x) { x.sport_min = 60000; x.sport_max = 60001; }));
+  EXPECT_TRUE(bad([](mroce_cfg &x) { x.dupthresh = 0; }));
+  EXPECT_TRUE(bad([](mroce_cfg &x) { x.mss = 10; }));
+  EXPECT_NE(mroce_conn_init(c, &cfg, &ops, nullptr, 0, 1, 1, 0), 0);  // id 0
+}
+
+TEST(Config, SourcePortsAreDistinctAndInPool) {
+  mroce_cfg cfg;
+  mroce_cfg_default(&cfg);
+  cfg.npaths = 64;
+  cfg.sport_min = 40000;
+  cfg.sport_max = 40063;  // exactly enough ports
+  std::vector<uint8_t> mem(mroce_conn_size(64));
+  auto *c = reinterpret_cast<mroce_conn *>(mem.data());
+  static const mroce_ops ops{};
+  ASSERT_EQ(mroce_conn_init(c, &cfg, &ops, nullptr, 1, 1, 77, 0), 0);
+  std::set<uint16_t> ports;
+  for (uint32_t i = 0; i < 64; i++) {
+    EXPECT_GE(c->paths[i].sport, 40000);
+    EXPECT_LE(c->paths[i].sport, 40063);
+    ports.insert(c->paths[i].sport);
+  }
+  EXPECT_GT(ports.size(), 40u);  // random picks; collisions only after 64 tries
+}
+
+// Regression (fuzz_conn_rx): a repeated CONNECT with fewer paths shrank an established connection.
+// fuzz_conn_rx (seed connect-repeat-fewer-paths): an established peer
+// repeating its CONNECT (same nonce, our ACCEPT was lost) with fewer paths
+// re-set npaths under packets in flight on the paths dropped: their bytes
+// never left c->inflight and mroce_stream_detach() no longer visited them,
+// leaving pointers to a freed stream in the scoreboard.
+TEST_F(Regress, RepeatedConnectDoesNotShrinkAnEstablishedConnection) {
+  for (auto &r : f.routes[1])
+    r.up = false; // B's ACKs never arrive
+  SendWr w = make_wr(MROCE_OP_SEND, 1, 4096, 1);
+  ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
+  A().drain(f.now);
+  mroce_conn *c = A().conn;
+  ASSERT_EQ(c->npaths, 2u);
+  ASSERT_GT(c->paths[1].inflight, 0u);
+  uint32_t window = c->tx_dsn_window;
+
+  mroce_pkt h{};
+  h.hdr.opcode = MROCE_OP_CONNECT;
+  h.hdr.src_conn = B().conn->id;
+  h.hello.nonce = B().conn->nonce;
+  h.hello.max_paths = 1;
+  h.hello.dsn_window = MROCE_PATH_WINDOW;
+  inject(A(), h);
+
+  EXPECT_EQ(c->state, MROCE_CONN_ESTABLISHED);
+  EXPECT_EQ(c->npaths, 2u);
+  EXPECT_EQ(c->tx_dsn_window, window);
+  EXPECT_TRUE(c->accept_pending);  // it only means our ACCEPT was lost
+
+  // a repeated ACCEPT cannot shrink it either
+  for (auto &r : f.routes[0]) r.up = false;
+  mroce_pkt acc = h;
+  acc.hdr.opcode = MROCE_OP_ACCEPT;
+  acc.hdr.dst_conn = c->id;
+  acc.hello.echo_nonce = c->nonce;
+  inject(A(), acc);
+  EXPECT_EQ(c->npaths, 2u);
+  EXPECT_EQ(c->tx_dsn_window, window);
+}
 
 }  // namespace

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// Scenario test: the whole core at both ends of the two-endpoint harness.
 // Path health through the harness: timeouts, tail-loss probes, dead and
 // bad routes replaced by new source ports, probing, ECN steering, and the
 // connection giving up on an unreachable peer.

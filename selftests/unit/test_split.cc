@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// Scenario test: the whole core at both ends of the two-endpoint harness.
 // The two-lock contract (conn.h, "Two locks"), as the harness emulates the
 // module: data under the receive lock alone, ACKs under the send lock alone,
 // and every callback under the lock it needs (the harness aborts if not).

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// Scenario test: the whole core at both ends of the two-endpoint harness.
 // Randomised verbs traffic through the core over a lossy, duplicating,
 // reordering fabric: many QPs, every opcode, random sizes and offsets,
 // fences, both directions at once, receives posted late (RNR).  Checked:

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// Scenario test: the whole core at both ends of the two-endpoint harness.
 // Bulk transfer through the real core over a lossy, reordering multipath
 // fabric: by default 1 GiB over 4 paths at 10% random loss (both ways, ACKs
 // too), routes of unequal delay so packets overtake each other across

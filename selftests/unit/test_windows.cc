@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// Scenario test: the whole core at both ends of the two-endpoint harness.
 // Sequence windows against forged and stale packets (rx.c, rx_window_ok()):
 // a packet with the live connection and stream ids but a psn, dsn or msn
 // outside its window is dropped, counted once, and moves nothing, while a
