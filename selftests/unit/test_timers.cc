@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The connection's deadlines (timers.c), through the harness: what a
 // tail-loss probe leaves behind.  (Path timeouts, probes and health are
-// test_paths.cc.)
+// test_path_health.cc.)
 #include <gtest/gtest.h>
 
 #include "fixtures.h"
