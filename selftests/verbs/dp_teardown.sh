@@ -14,7 +14,8 @@
 #   netdev_delete  end A's veth deleted (its peer at B goes with it)
 #   netns_delete   end B's network namespace deleted
 #   mtu_lower      both netdevs from MTU 9000 to 1500 under connections
-#                  that carry 8 KiB payloads
+#                  that carry 8 KiB payloads (dead_ms 20 s), then new QPs
+#                  over the same devices
 #
 # and asserts: the event itself completes promptly; the application exits
 # within a bound, with the failure the event means (below); the kernel log
@@ -27,13 +28,16 @@
 # - its device removed (link delete, netdev or netns delete, rmmod): the
 #   context is disassociated, IBV_EVENT_DEVICE_FATAL arrives, posting
 #   fails with EIO, nothing completes any more;
-# - its port down, or the path MTU below the connection's payload size:
-#   IBV_EVENT_PORT_ERR (port down only), then the connection fails once it
+# - its port down: IBV_EVENT_PORT_ERR, then the connection fails once it
 #   makes no progress for dead_ms, and every outstanding work request
-#   completes with IBV_WC_RETRY_EXC_ERR;
+#   completes with IBV_WC_RETRY_EXC_ERR (the first one; the rest flush);
+# - the MTU below the connection's payload size: the connection fails at
+#   once (its packets could never get through again), the same retry
+#   exceeded; new QPs open a new connection with the smaller payload;
 # - the peer's device removed: the same retry exceeded.
 #
-#   dp_teardown.sh [CASE..]     (default: all of them, in the order above)
+#   dp_teardown.sh [CASE..]     (default: $DP_TEARDOWN_CASES, else all of
+#                               them, in the order above)
 . "$(dirname "$0")/datapath_lib.sh"
 
 dp_require
@@ -41,7 +45,7 @@ ksft_require_cmd ib_write_bw rmmod modprobe lsmod
 [ -x "$METAROCE_ROOT/selftests/verbs/integrity" ] ||
 	ksft_skip "integrity not built (make provider)"
 all="link_delete link_delete_server rmmod netdev_down netdev_delete netns_delete mtu_lower"
-cases=${*:-$all}
+cases=${*:-${DP_TEARDOWN_CASES:-$all}}
 for c in $cases; do
 	case " $all " in
 	*" $c "*) ;;
@@ -167,11 +171,11 @@ td_res_empty() {
 # their event have nothing left of the application and go; then nothing
 # of the test remains, and the module unloads and loads again.
 td_finish() {
-	for _d in "$DP_DEV_A" "$DP_DEV_B"; do
-		[ -e "/sys/class/infiniband/$_d" ] || continue
-		td_check "$_d survived and holds nothing of the application" \
-			mroce_wait_for 10 td_res_empty "$_d"
-		rdma link delete "$_d" 2>/dev/null
+	for _dev in "$DP_DEV_A" "$DP_DEV_B"; do
+		[ -e "/sys/class/infiniband/$_dev" ] || continue
+		td_check "$_dev survived and holds nothing of the application" \
+			mroce_wait_for 10 td_res_empty "$_dev"
+		td_check "rdma link delete $_dev" rdma link delete "$_dev"
 	done
 	_gone() {
 		[ ! -e "/sys/class/infiniband/$DP_DEV_A" ] &&
@@ -318,15 +322,26 @@ case_netns_delete() {
 
 case_mtu_lower() {
 	td_setup 9000
+	# The dead timer far away (taken when a connection opens): the QPs
+	# must fail because the payload no longer fits, not because nothing
+	# moved for dead_ms.
+	echo 20000 >/sys/module/metaroce/parameters/dead_ms
 	td_start_integrity
 	td_traffic || return
-	td_timed 10 "MTU 9000 to 1500 at both ends under traffic" sh -c \
+	td_timed 20 "MTU 9000 to 1500 at both ends under traffic" sh -c \
 		"ip -n $DP_NS_A link set $DP_IF_A mtu 1500 &&
 			ip -n $DP_NS_B link set $DP_IF_B mtu 1500"
-	td_app_exit 60 || return
-	echo "# integrity after the MTU change:"
-	tail -n 4 "$TD_LOG" | sed 's/^/#   /'
+	td_app_exit 10 || return
+	td_app_failed_with "transport retry counter exceeded|Work Request Flushed Error" \
+		"retry exceeded (or its flush)"
+	td_check "the connections failed because of the MTU" sh -c \
+		"dmesg | grep -E '($DP_DEV_A|$DP_DEV_B): connection [0-9]+ to .* failed: the netdev.s MTU fell below'"
 	dp_counters "$DP_DEV_A"
+	# New QPs, same devices and peers: full-size messages must arrive
+	# byte-exact in 1 KiB payloads.
+	td_check "integrity passes at MTU 1500 after the change" \
+		dp_integrity -q 2 -o 12 -m 262144 -r 4 -T 60 -s "$$"
+	grep -E '^(FAIL|PASS)' <<<"$_out" | sed 's/^/#   /'
 }
 
 for case in $cases; do
