@@ -53,8 +53,6 @@ for c in $cases; do
 	esac
 done
 
-dead_param=/sys/module/metaroce/parameters/dead_ms
-
 td_fail() {
 	echo "FAIL: $case: $*"
 	_ksft_failed=$((_ksft_failed + 1))
@@ -224,6 +222,7 @@ case_link_delete_server() {
 	TD_LOG=$DP_OUT/teardown-$case.perftest
 	rm -f "$TD_LOG" "$TD_LOG.rc"
 	(
+		# shellcheck disable=SC2034 # read by dp_perftest_once
 		DP_PERFTEST_TIMEOUT=120
 		dp_perftest_once td_server ib_write_bw -s 65536 -q 2 -D 100
 		echo $? >"$TD_LOG.rc"
@@ -341,6 +340,7 @@ case_mtu_lower() {
 	# byte-exact in 1 KiB payloads.
 	td_check "integrity passes at MTU 1500 after the change" \
 		dp_integrity -q 2 -o 12 -m 262144 -r 4 -T 60 -s "$$"
+	# shellcheck disable=SC2154 # ksft_check's output
 	grep -E '^(FAIL|PASS)' <<<"$_out" | sed 's/^/#   /'
 }
 
