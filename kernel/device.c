@@ -431,7 +431,7 @@ static void mroce_ndev_unregister(struct net_device *ndev)
 }
 
 /* Under RTNL: carrier, admin state or MTU changed. */
-static void mroce_ndev_changed(struct net_device *ndev)
+static void mroce_ndev_changed(struct net_device *ndev, unsigned long event)
 {
 	struct mroce_dev *mdev;
 	enum ib_port_state state;
@@ -449,6 +449,8 @@ static void mroce_ndev_changed(struct net_device *ndev)
 	if (!ib_device_try_get(&mdev->ibdev))
 		goto out;
 	mroce_share_set_capacity(mdev);
+	if (event == NETDEV_CHANGEMTU)
+		mroce_peers_link_mtu(mdev, READ_ONCE(ndev->mtu));
 	state = mroce_port_state(ndev);
 	if (state == mdev->port_state)
 		goto put;
@@ -477,7 +479,7 @@ static int mroce_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_DOWN:
 	case NETDEV_CHANGE:
 	case NETDEV_CHANGEMTU:
-		mroce_ndev_changed(ndev);
+		mroce_ndev_changed(ndev, event);
 		break;
 	default:
 		break;

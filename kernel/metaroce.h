@@ -781,6 +781,7 @@ int mroce_queue_open(struct mroce_dev *mdev, const struct in6_addr *raddr,
 void mroce_open_work(struct work_struct *work);
 void mroce_peers_init(struct mroce_dev *mdev);
 void mroce_peers_destroy(struct mroce_dev *mdev);
+void mroce_peers_link_mtu(struct mroce_dev *mdev, unsigned int ndev_mtu);
 
 /* tx.c */
 bool mroce_peer_drain(struct mroce_peer *peer, struct mroce_batch *b);

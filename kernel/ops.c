@@ -180,6 +180,8 @@ static const char *mroce_fail_name(u32 cause)
 		return "the peer opened a new connection (it restarted, or its end failed)";
 	case MROCE_FAIL_PAYLOAD:
 		return "the peer's payload limit is below packets already sent (its ACCEPT came late)";
+	case MROCE_FAIL_LINK_MTU:
+		return "the netdev's MTU fell below the connection's payload size";
 	}
 	return "unknown cause";
 }

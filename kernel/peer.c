@@ -829,6 +829,30 @@ static void peer_gc_work(struct work_struct *work)
 	mutex_unlock(&mdev->peers_mutex);
 }
 
+/*
+ * The netdev's MTU changed.  A connection whose payload no longer fits
+ * fails now (mroce_conn_link_mss()), its QPs with retry exceeded, rather
+ * than lose its full-size packets until a dead timer that the small ones
+ * getting through may keep from ever firing; the next QP opens a new
+ * connection, which states what the new MTU carries.
+ */
+void mroce_peers_link_mtu(struct mroce_dev *mdev, unsigned int ndev_mtu)
+{
+	u32 mss = mroce_max_payload(ndev_mtu);
+	struct mroce_peer *p;
+	struct mroce_batch b;
+
+	mutex_lock(&mdev->peers_mutex);
+	list_for_each_entry(p, &mdev->peer_list, node) {
+		if (!p->hashed)
+			continue;
+		mroce_peer_lock(p, &b);
+		mroce_conn_link_mss(p->conn, mss);
+		mroce_peer_unlock(p, &b);
+	}
+	mutex_unlock(&mdev->peers_mutex);
+}
+
 /* ---- device ---- */
 
 void mroce_peers_init(struct mroce_dev *mdev)

@@ -262,6 +262,26 @@ void mroce_conn_fail(struct mroce_conn *c, u32 reason)
 	c->ops->conn_event(c->ctx, c, MROCE_EV_FAILED, reason);
 }
 
+bool mroce_conn_link_mss(struct mroce_conn *c, u32 mss)
+{
+	u32 need;
+
+	if (c->state == MROCE_CONN_FAILED || c->state == MROCE_CONN_CLOSED)
+		return false;
+	/*
+	 * Established with the peer's hello: both ends send min(both
+	 * max_payloads), tx_mss.  Before it (opening, or an implicit accept)
+	 * the peer may yet adopt the max_payload our CONNECT stated.
+	 */
+	need = c->state == MROCE_CONN_ESTABLISHED && c->peer_nonce ?
+	       c->tx_mss : c->cfg.mss;
+	if (mss >= need)
+		return false;
+	mroce_conn_fail(c, MROCE_FAIL_LINK_MTU);
+	c->reset_pending = 1;
+	return true;
+}
+
 /* The largest payload a hello says its sender receives. */
 static u32 hello_payload(const struct mroce_hello *hl)
 {

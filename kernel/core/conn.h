@@ -92,6 +92,7 @@ enum mroce_fail_cause {
 	MROCE_FAIL_DEAD		= 0x11,	/* data outstanding, no progress */
 	MROCE_FAIL_RESTARTED	= 0x12,	/* CONNECT with another nonce */
 	MROCE_FAIL_PAYLOAD	= 0x13,	/* ACCEPT below payloads already sent */
+	MROCE_FAIL_LINK_MTU	= 0x14,	/* the link's MTU fell below them */
 };
 
 /*
@@ -423,6 +424,19 @@ void mroce_conn_open(struct mroce_conn *c, u64 now);
 
 /* Orderly close: a CLOSE is sent, streams must already be detached. */
 void mroce_conn_close(struct mroce_conn *c);
+
+/*
+ * The link now carries at most @mss bytes of payload per packet (its MTU
+ * went down).  A packet keeps its payload when it is resent, and the peer
+ * sends what our hello said we receive: if the connection's payload is
+ * above @mss, its full-size packets are lost every time, and only its dead
+ * timer would end it, which smaller messages that still get through keep
+ * from firing.  Then it fails at once, as for an ACCEPT below payloads
+ * already sent (protocol.md 6.2): its streams complete with retry exceeded,
+ * the peer is reset, and the next stream opens a new connection, which
+ * states the new size.  Returns whether it failed.
+ */
+bool mroce_conn_link_mss(struct mroce_conn *c, u32 mss);
 
 struct mroce_rx_meta {
 	const void *pctx;	/* caller's packet handle for placement */

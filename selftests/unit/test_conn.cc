@@ -284,6 +284,35 @@ TEST_F(Pair, FailedEndResetsItsStillSendingPeer) {
   EXPECT_EQ(B().qp(2).scq[0].status, MROCE_WC_RETRY_EXC);
 }
 
+// The netdev's MTU went down: a connection whose payload still fits lives
+// on; one whose payload no longer fits fails at once (its packets would be
+// lost every time) and resets its peer, which fails within a round trip.
+TEST_F(Pair, LinkMtuBelowPayloadFailsAndResetsPeer) {
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  ASSERT_EQ(A().conn->tx_mss, 1024u);
+  EXPECT_FALSE(mroce_conn_link_mss(A().conn, 1024));
+  EXPECT_FALSE(mroce_conn_link_mss(A().conn, 9000));
+  EXPECT_EQ(A().conn->state, MROCE_CONN_ESTABLISHED);
+  uint32_t rkey = B().add_region(0x10000, 1 << 20);
+  auto w = wr(MROCE_OP_WRITE, 1, 100'000);
+  w.msg.va = 0x10000;
+  w.msg.rkey = rkey;
+  ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
+  A().drain(f.now);
+  const uint64_t t0 = f.now;
+  EXPECT_TRUE(mroce_conn_link_mss(A().conn, 1023));
+  EXPECT_EQ(A().conn->state, MROCE_CONN_FAILED);
+  EXPECT_EQ(A().conn->fail_reason, uint32_t{MROCE_FAIL_LINK_MTU});
+  ASSERT_FALSE(A().qp(1).scq.empty());
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_RETRY_EXC);
+  EXPECT_FALSE(mroce_conn_link_mss(A().conn, 256));  // once
+  A().drain(f.now);
+  ASSERT_TRUE(wait([&] { return B().conn->state == MROCE_CONN_FAILED; }));
+  EXPECT_LT(f.now - t0, 10'000'000u);  // dead_ns is 200 ms here
+  EXPECT_EQ(B().conn->fail_reason, static_cast<uint32_t>(MROCE_RESET_CLOSED));
+}
+
 TEST_F(Pair, RnrRetryExhaustedFails) {
   ASSERT_TRUE(f.connect());
   connect_qps(f, 1, 2);

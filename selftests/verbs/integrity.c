@@ -10,7 +10,9 @@
  * guard bytes must stay poisoned, each atomic hits its own word so a
  * duplicate execution shows.  Every field of every completion is compared
  * with the value rdma_rxe reports.  Exit 0 on success, 1 on the first mismatch
- * or timeout, 2 on a usage or setup error.
+ * or timeout, 2 on a usage or setup error.  Asynchronous events are printed
+ * as they come ("# async event on DEV: ..."); IBV_EVENT_DEVICE_FATAL ends
+ * the run at once (exit 1), since a device that is gone completes nothing.
  *
  *   integrity -a mrA -A 1 -b mrB -B 1 [-q QPS] [-r ROUNDS] [-o OPS]
  *             [-m MAX_SIZE] [-s SEED] [-t SECONDS] [-T ROUND_TIMEOUT]
@@ -18,6 +20,7 @@
  *                           (ibv_create_cq: EOPNOTSUPP), else 0
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -171,6 +174,30 @@ static uint8_t *area(struct endpoint *e, enum area a)
 
 /* ---- setup ---- */
 
+/*
+ * Report the asynchronous events of @ctx (its fd is non-blocking).  A
+ * device that goes away (rdma link delete, its netdev or netns removed,
+ * the module unloaded) says IBV_EVENT_DEVICE_FATAL and then neither
+ * completes nor executes anything: stop there, saying why.
+ */
+static void check_async(struct ibv_context *ctx)
+{
+	struct ibv_async_event ev;
+	enum ibv_event_type type;
+
+	while (!ibv_get_async_event(ctx, &ev)) {
+		type = ev.event_type;
+		printf("# async event on %s: %s\n",
+		       ibv_get_device_name(ctx->device),
+		       ibv_event_type_str(type));
+		ibv_ack_async_event(&ev);
+		if (type == IBV_EVENT_DEVICE_FATAL)
+			die(1, "%s: async event %s",
+			    ibv_get_device_name(ctx->device),
+			    ibv_event_type_str(type));
+	}
+}
+
 static struct ibv_context *open_dev(const char *name)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -185,6 +212,9 @@ static struct ibv_context *open_dev(const char *name)
 	ibv_free_device_list(list);
 	if (!ctx)
 		die(2, "cannot open device %s", name);
+	if (fcntl(ctx->async_fd, F_SETFL,
+		  fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK))
+		die(2, "async fd: %s", strerror(errno));
 	return ctx;
 }
 
@@ -743,7 +773,7 @@ int main(int argc, char **argv)
 	struct ibv_device_attr dattr;
 	struct endpoint (*ep)[2];
 	struct ibv_context *ctx[2];
-	double start, elapsed;
+	double start, elapsed, next_async = 0;
 	uint8_t rd_atomic;
 	bool probe_only = false;
 	int c, i, s, round;
@@ -838,6 +868,12 @@ int main(int argc, char **argv)
 					if (e->sig_done < e->nsig ||
 					    e->recv_done < e->nrecv)
 						done = false;
+				}
+				if (!done && now_s() >= next_async) {
+					/* a read(2) each: not every spin */
+					next_async = now_s() + 0.01;
+					check_async(ctx[0]);
+					check_async(ctx[1]);
 				}
 				if (!done && now_s() > deadline) {
 					for (s = 0; s < 2; s++)
