@@ -422,6 +422,15 @@ static void xmit_one(struct mroce_dev *mdev, bool v4,
 		/* Link-local addresses only make sense on our own link. */
 		if (ipv6_addr_type(raddr) & IPV6_ADDR_LINKLOCAL)
 			fl6.flowi6_oif = mdev->ndev->ifindex;
+		/*
+		 * The flow label is the path's, from its ports as Linux's own
+		 * UDP sockets make it (auto_flowlabels): IPv6 multipath hashes
+		 * that take the label rather than the ports (our own route
+		 * lookup's default, RFC 6438 routers) then tell the paths of
+		 * a connection apart, as they would not with label 0.
+		 */
+		fl6.flowlabel = ip6_make_flowlabel(sock_net(sk), skb, 0, true,
+						   &fl6);
 		if (route)
 			dst = dst_cache_get_ip6(&route->cache, &saddr);
 		if (!dst) {
@@ -434,8 +443,8 @@ static void xmit_one(struct mroce_dev *mdev, bool v4,
 						  &fl6.saddr);
 		}
 		udp_tunnel6_xmit_skb(dst, sk, skb, NULL, &fl6.saddr, &fl6.daddr,
-				     cb.tos, ip6_dst_hoplimit(dst), 0, sport,
-				     dport, false);
+				     cb.tos, ip6_dst_hoplimit(dst), fl6.flowlabel,
+				     sport, dport, false);
 #else
 		goto drop;
 #endif

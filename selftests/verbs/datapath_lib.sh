@@ -15,6 +15,13 @@
 #   +---------------------------+                  +---------------------------+
 #   (static neighbours in both namespaces)
 #
+# DP_FAMILY=6 in the environment puts the datapath on IPv6: the veths also
+# get fd93::1/64 and fd93::2/64 (no DAD, static neighbours), DP_IP_A/B and
+# DP_GID_A/B are those addresses and their (non-mapped) RoCE v2 GIDs, and
+# only perftest's own TCP connection stays on IPv4 (DP_OOB_B), which is all
+# perftest can connect over.  dp_netstat and dp_family_check prove which
+# family the traffic took.
+#
 # DP_REFERENCE=rxe in the environment turns dp_setup_netns into
 # dp_setup_initnet rxe: every test can be checked against the reference.
 #
@@ -27,7 +34,8 @@
 #   init_net:  dev A  10.94.0.1/32 on $DP_IF_A  <== netem ==>  $DP_IF_B 10.94.0.2/32  dev B
 #
 # After a setup: DP_DEV_A/B (RDMA devices), DP_IP_A/B, DP_GID_A/B (RoCE v2
-# IPv4 GID indexes), DP_NS_A/B (empty in init_net), DP_IF_A/B.
+# GID indexes of those addresses), DP_OOB_B (B's IPv4 address, for
+# perftest's TCP), DP_NS_A/B (empty in init_net), DP_IF_A/B.
 # dp_a/dp_b CMD.. run CMD at end A/B.  Everything is undone at exit.
 
 . "$(dirname "${BASH_SOURCE[0]}")/../vm/lib.sh"
@@ -70,9 +78,15 @@ _dp_gids() {
 
 dp_setup_netns() {
 	_mtu=${1:-9000}
+	case ${DP_FAMILY:=4} in
+	4 | 6) ;;
+	*) ksft_fail "DP_FAMILY=$DP_FAMILY: 4 or 6" ;;
+	esac
 	# DP_REFERENCE=rxe: the same test over rdma_rxe (init_net), to check
 	# the test itself against a known-good implementation.
 	if [ "${DP_REFERENCE:-}" = rxe ]; then
+		[ "$DP_FAMILY" = 4 ] ||
+			ksft_fail "the rxe reference topology is IPv4 only"
 		dp_setup_initnet rxe "$_mtu"
 		return
 	fi
@@ -95,6 +109,19 @@ dp_setup_netns() {
 		lladdr "$(dp_b cat "/sys/class/net/$DP_IF_B/address")"
 	dp_b ip neigh replace "$DP_IP_A" dev "$DP_IF_B" nud permanent \
 		lladdr "$(dp_a cat "/sys/class/net/$DP_IF_A/address")"
+	DP_OOB_B=$DP_IP_B
+	if [ "$DP_FAMILY" = 6 ]; then
+		DP_IP_A=fd93::1
+		DP_IP_B=fd93::2
+		dp_a ip -6 addr add "$DP_IP_A/64" dev "$DP_IF_A" nodad
+		dp_b ip -6 addr add "$DP_IP_B/64" dev "$DP_IF_B" nodad
+		dp_a ip -6 neigh replace "$DP_IP_B" dev "$DP_IF_A" \
+			nud permanent lladdr \
+			"$(dp_b cat "/sys/class/net/$DP_IF_B/address")"
+		dp_b ip -6 neigh replace "$DP_IP_A" dev "$DP_IF_B" \
+			nud permanent lladdr \
+			"$(dp_a cat "/sys/class/net/$DP_IF_A/address")"
+	fi
 	DP_DEV_A=mroA$$
 	DP_DEV_B=mroB$$
 	dp_a rdma link add "$DP_DEV_A" type metaroce netdev "$DP_IF_A" ||
@@ -120,6 +147,7 @@ dp_initnet_net() {
 	DP_NS_B=
 	DP_IP_A=10.94.0.1
 	DP_IP_B=10.94.0.2
+	DP_OOB_B=$DP_IP_B
 	mroce_veth_add DP_IF_A DP_IF_B || ksft_fail "veth pair"
 	ip link set "$DP_IF_A" mtu "$_mtu"
 	ip link set "$DP_IF_B" mtu "$_mtu"
@@ -248,7 +276,7 @@ dp_perftest_once() {
 	fi
 	# shellcheck disable=SC2086
 	dp_a $_pin_a timeout "$_limit" "$_tool" -d "$DP_DEV_A" -x "$DP_GID_A" \
-		-p "$DP_PORT" -F "$@" "$DP_IP_B" >"$_clog" 2>&1
+		-p "$DP_PORT" -F "$@" "${DP_OOB_B:-$DP_IP_B}" >"$_clog" 2>&1
 	_crc=$?
 	wait "$_srv"
 	_src=$?
@@ -303,7 +331,7 @@ dp_perftest_once() {
 
 # dp_run_pair NAME PORT GIDFLAG TOOL ARGS..: TOOL -d DEV_B GIDFLAG GID_B
 # -p PORT ARGS at B (server), then the same with A's device and GID and
-# DP_IP_B at A (client); both must exit 0.  Logs in DP_OUT.
+# DP_OOB_B at A (client); both must exit 0.  Logs in DP_OUT.
 dp_run_pair() {
 	_name=$1
 	_pport=$2
@@ -324,7 +352,7 @@ dp_run_pair() {
 		return 1
 	fi
 	dp_a timeout "$_limit" "$_tool" -d "$DP_DEV_A" "$_gf" "$DP_GID_A" \
-		-p "$_pport" "$@" "$DP_IP_B" >"$_clog" 2>&1
+		-p "$_pport" "$@" "${DP_OOB_B:-$DP_IP_B}" >"$_clog" 2>&1
 	_crc=$?
 	wait "$_srv"
 	_src=$?
@@ -382,4 +410,135 @@ dp_counters() {
 		done
 	done | sed "s/^/# $1 counters: /"
 	echo
+}
+
+# ---- which family the traffic took --------------------------------------
+
+# _dp_netstat_end END NS IF DEV: END's counters, "END.NAME VALUE" per line:
+# its netns' IPv6 and IPv4 MIBs (/proc/net/snmp6; /proc/net/snmp as
+# Ip.X, Udp.X..), the veth's own IPv6 MIB (END.if.X, /proc/net/dev_snmp6)
+# and, read first, the device's packets (tx_pkts, rx_pkts).
+_dp_netstat_end() {
+	# the device first: a packet in flight as this runs is then counted by
+	# the IP layer no earlier than by the device (the UDP receive counters
+	# move once the device has taken the datagram)
+	for _c in tx_pkts rx_pkts; do
+		echo "$1.$_c $(dp_counter "$4" "$_c")"
+	done
+	mroce_ns "$2" cat /proc/net/snmp6 | awk -v e="$1" '{ print e "." $1, $2 }'
+	mroce_ns "$2" cat /proc/net/snmp | awk -v e="$1" '{
+		p = substr($1, 1, length($1) - 1)
+		if (!(p in seen)) { seen[p] = 1; for (i = 2; i <= NF; i++) n[p, i] = $i; next }
+		for (i = 2; i <= NF; i++) print e "." p "." n[p, i], $i }'
+	mroce_ns "$2" cat "/proc/net/dev_snmp6/$3" |
+		awk -v e="$1" '{ print e ".if." $1, $2 }'
+}
+
+# dp_netstat FILE: both ends' counters (_dp_netstat_end) into FILE.
+dp_netstat() {
+	{
+		_dp_netstat_end a "$DP_NS_A" "$DP_IF_A" "$DP_DEV_A"
+		_dp_netstat_end b "$DP_NS_B" "$DP_IF_B" "$DP_DEV_B"
+	} >"$1"
+}
+
+# dp_delta BEFORE AFTER NAME..: how much the named counters (summed) grew
+# between two dp_netstat files.
+dp_delta() {
+	_b=$1
+	_a=$2
+	shift 2
+	awk -v names=" $* " 'FNR == NR { b[$1] = $2; next }
+		index(names, " " $1 " ") { d += $2 - b[$1] } END { print d + 0 }' \
+		"$_b" "$_a"
+}
+
+# dp_family_check BEFORE: what moved since dp_netstat BEFORE went over
+# DP_FAMILY only, unfragmented.  Every MetaRoCE packet a device received
+# came in through its veth as IPv6 (the veth's Ip6InReceives grew at least
+# by the device's rx_pkts) and as a UDP/IPv6 datagram (its netns'
+# Udp6InDatagrams too), while no UDP/IPv4 datagram arrived at either end;
+# with DP_FAMILY=4 the other way round (UDP/IPv4 datagrams at least
+# rx_pkts, no UDP/IPv6 one).  (The sender's side has no such count: a UDP
+# tunnel's transmit moves neither Ip6OutRequests nor Udp6OutDatagrams.)
+# Neither family fragmented or reassembled anything, nor said "too big".
+# After dp_v6_filters, no IPv6 packet at B had flow label 0.
+_dp_both_positive() { [ "$1" -gt 0 ] && [ "$2" -gt 0 ]; }
+
+dp_family_check() {
+	_before=$1
+	# rxe's counters are not ours, and init_net counts the whole guest
+	if [ "${DP_REFERENCE:-}" = rxe ]; then
+		mroce_log "rxe reference: no family check"
+		return 0
+	fi
+	_after=$DP_OUT/netstat.after
+	dp_netstat "$_after"
+	for _e in a b; do
+		_tx=$(dp_delta "$_before" "$_after" "$_e.tx_pkts")
+		_rx=$(dp_delta "$_before" "$_after" "$_e.rx_pkts")
+		_if6=$(dp_delta "$_before" "$_after" "$_e.if.Ip6InReceives")
+		_in6=$(dp_delta "$_before" "$_after" "$_e.Udp6InDatagrams")
+		_in4=$(dp_delta "$_before" "$_after" "$_e.Udp.InDatagrams")
+		mroce_log "end $_e: device sent $_tx, received $_rx packets; veth IPv6 in $_if6; UDP/IPv6 in $_in6, UDP/IPv4 in $_in4"
+		ksft_check "end $_e sent packets ($_tx) and received ($_rx)" \
+			_dp_both_positive "$_tx" "$_rx"
+		if [ "$DP_FAMILY" = 6 ]; then
+			ksft_check "end $_e: its $_rx packets came through the veth as IPv6 ($_if6)" \
+				[ "$_if6" -ge "$_rx" ]
+			ksft_check "end $_e: its $_rx packets came as UDP/IPv6 ($_in6)" \
+				[ "$_in6" -ge "$_rx" ]
+			ksft_check "end $_e: no UDP/IPv4 datagram arrived ($_in4)" \
+				[ "$_in4" = 0 ]
+		else
+			ksft_check "end $_e: its $_rx packets came as UDP/IPv4 ($_in4)" \
+				[ "$_in4" -ge "$_rx" ]
+			ksft_check "end $_e: no UDP/IPv6 datagram arrived ($_in6)" \
+				[ "$_in6" = 0 ]
+		fi
+	done
+	_frag=$(dp_delta "$_before" "$_after" \
+		a.Ip6FragCreates a.Ip6FragFails a.Ip6ReasmReqds \
+		b.Ip6FragCreates b.Ip6FragFails b.Ip6ReasmReqds \
+		a.Ip.FragCreates a.Ip.FragFails a.Ip.ReasmReqds \
+		b.Ip.FragCreates b.Ip.FragFails b.Ip.ReasmReqds)
+	_big=$(dp_delta "$_before" "$_after" \
+		a.Icmp6OutPktTooBigs a.Icmp6InPktTooBigs \
+		b.Icmp6OutPktTooBigs b.Icmp6InPktTooBigs)
+	ksft_check "no packet fragmented or reassembled ($_frag)" [ "$_frag" = 0 ]
+	ksft_check "no packet too big for the MTU ($_big ICMPv6 too big)" \
+		[ "$_big" = 0 ]
+	if [ "$DP_FAMILY" = 6 ] && [ -n "${_dp_filters:-}" ]; then
+		_nolabel=$(dp_filter_count 2)
+		ksft_check "every IPv6 packet at B had a flow label ($_nolabel without)" \
+			[ "$_nolabel" = 0 ]
+	fi
+}
+
+# dp_v6_filters [BIT]: count UDP/IPv6 packets arriving at B (clsact
+# ingress, u32, each a gact action that continues): prio 2 those with flow
+# label 0 (dp_family_check reads it), prio 1, given BIT (a power of two),
+# those whose IPv6 payload length has that bit set.  With BIT the largest
+# power of two at most the MTU's largest payload, those are the packets of
+# at least BIT bytes.
+dp_v6_filters() {
+	ksft_require_module sch_ingress cls_u32 act_gact
+	dp_b tc qdisc add dev "$DP_IF_B" clsact || return 1
+	if [ -n "${1:-}" ]; then
+		dp_b tc filter add dev "$DP_IF_B" ingress protocol ipv6 prio 1 \
+			u32 match u16 "$1" "$1" at 4 match u8 17 0xff at 6 \
+			action continue || return 1
+	fi
+	dp_b tc filter add dev "$DP_IF_B" ingress protocol ipv6 prio 2 \
+		u32 match u32 0 0x000fffff at 0 match u8 17 0xff at 6 \
+		action continue || return 1
+	_dp_filters=1
+}
+
+# dp_filter_count PRIO: the packets dp_v6_filters' filter PRIO counted.
+dp_filter_count() {
+	dp_b tc -s filter show dev "$DP_IF_B" ingress prio "$1" |
+		awk '/Sent [0-9]+ bytes [0-9]+ pkt/ {
+			for (i = 1; i < NF; i++) if ($i == "bytes") n += $(i + 1) }
+			END { print n + 0 }'
 }

@@ -13,7 +13,8 @@
 #                     [NS_B]], mroce_ns NS CMD.. -- unique names, removed at
 #                     exit
 # waiting             mroce_wait_for SECONDS CMD..
-# RDMA                mroce_use_provider, mroce_gid_index DEV IPV4
+# RDMA                mroce_use_provider, mroce_gid_index DEV ADDR,
+#                     mroce_addr_gid ADDR
 #
 # The library installs an EXIT trap (and INT/TERM traps that exit) to run the
 # deferred cleanups: register cleanups with mroce_defer rather than setting
@@ -201,18 +202,53 @@ mroce_use_provider() {
 	[ -f "$RDMAV_DRIVERS-rdmav34.so" ]
 }
 
-# mroce_gid_index DEV IPV4 [PORT]: index of DEV's RoCE v2 GID for IPV4 (the
-# value for perftest -x); returns 1 if there is none (yet).
+# mroce_gid_index DEV ADDR [PORT]: index of DEV's RoCE v2 GID for ADDR, IPv4
+# (the IPv4-mapped GID) or IPv6 (the address itself); the value for perftest
+# -x.  Returns 1 if there is none (yet).
 mroce_gid_index() {
-	_gid=$(echo "$2" | awk -F. \
-		'{printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", $1, $2, $3, $4}')
+	_gid=$(mroce_addr_gid "$2")
 	_p=/sys/class/infiniband/$1/ports/${3:-1}
+	# read, not cat: a scan of the whole table (the GID is not there
+	# yet) is then no 128 processes, which a loaded TCG guest took
+	# seconds to start
 	for _f in "$_p"/gids/*; do
 		_i=${_f##*/}
-		[ "$(cat "$_f" 2>/dev/null)" = "$_gid" ] || continue
-		[ "$(cat "$_p/gid_attrs/types/$_i" 2>/dev/null)" = "RoCE v2" ] || continue
+		_g=
+		read -r _g <"$_f" 2>/dev/null
+		[ "$_g" = "$_gid" ] || continue
+		_t=
+		read -r _t <"$_p/gid_attrs/types/$_i" 2>/dev/null
+		[ "$_t" = "RoCE v2" ] || continue
 		echo "$_i"
 		return 0
 	done
 	return 1
+}
+
+# mroce_addr_gid ADDR: the GID of an IPv4 or IPv6 address as sysfs prints
+# it (eight groups of four lower-case hex digits; IPv4 as ::ffff:a.b.c.d).
+mroce_addr_gid() {
+	case $1 in
+	*:*)
+		echo "$1" | awk '{
+			n = split(tolower($0), h, "::")
+			nl = h[1] == "" ? 0 : split(h[1], l, ":")
+			nr = n < 2 || h[2] == "" ? 0 : split(h[2], r, ":")
+			for (i = 1; i <= nl; i++)
+				g[i] = l[i]
+			for (; i <= 8 - nr; i++)
+				g[i] = "0"
+			for (j = 1; j <= nr; j++)
+				g[i++] = r[j]
+			for (i = 1; i <= 8; i++)
+				printf "%s%s", substr("0000" g[i], length(g[i]) + 1),
+					i < 8 ? ":" : "\n"
+		}'
+		;;
+	*)
+		echo "$1" | awk -F. '{
+			printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n",
+				$1, $2, $3, $4 }'
+		;;
+	esac
 }
