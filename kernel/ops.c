@@ -160,6 +160,17 @@ static void op_stream_error(void *ctx, struct mroce_stream *st, int wc_status)
 		mroce_qp_event(qp, MROCE_QPEV_ACCESS_ERR);
 	else if (wc_status == MROCE_WC_LOC_LEN)
 		mroce_qp_event(qp, MROCE_QPEV_REQ_ERR);
+	/*
+	 * Retry exceeded on a connection that lives: the QP's own stall
+	 * bound fired (its oldest message made no progress for
+	 * T * (retry_cnt + 1), at least dead_ms).  A connection failure says
+	 * why in op_conn_event(); this one must not be silent either.
+	 */
+	if (wc_status == MROCE_WC_RETRY_EXC && st->stats.stalls &&
+	    st->conn && st->conn->state == MROCE_CONN_ESTABLISHED)
+		ibdev_warn_ratelimited(&qp->mdev->ibdev,
+				       "QP %u: a message made no progress within its timeout and retry count: retry exceeded\n",
+				       qp->ibqp.qp_num);
 	mroce_qp_error(qp, wc_status);
 }
 
