@@ -32,7 +32,17 @@
  *             responder's memory nor the requester's READ/atomic target
  *             changed.
  *
- *   err_paths -a DEV -A GIDX -b DEV -B GIDX [-v]
+ * Where MetaRoCE differs from rxe on purpose (Documentation/abi.md, "Error
+ * state" and "CQ"), -R asserts rxe's behaviour, and the default MetaRoCE's:
+ *   - a receive posted to a QP in ERR: MetaRoCE flushes it at once; rxe's
+ *     sits in the ring until a packet runs its responder (never, here);
+ *   - IBV_EVENT_QP_LAST_WQE_REACHED when a QP on an SRQ enters ERR: the IBA
+ *     requires it, MetaRoCE raises it, rxe of Linux 6.1 does not;
+ *   - IBV_EVENT_CQ_ERR: rxe raises one per CQE it drops and takes
+ *     completions again once polled; MetaRoCE raises one, and the CQ takes
+ *     no completion after an overflow.
+ *
+ *   err_paths -a DEV -A GIDX -b DEV -B GIDX [-R] [-v]
  * Exit 0 when everything matches, 1 on a mismatch, 2 on a setup error.
  */
 #include <errno.h>
@@ -76,6 +86,7 @@ static int dev_gidx[2];
 static struct ibv_context *dev_ctx[2];
 static struct ibv_pd *dev_pd[2];
 static bool verbose;
+static bool reference;	/* -R: rdma_rxe, where it differs (see the top) */
 static int failures, checks;
 
 static void die(const char *fmt, ...)
@@ -596,13 +607,20 @@ static void case_flush(void)
 	expect_true(i == 8, "flush: WRITEs posted in ERR never reached B");
 
 	/*
-	 * A receive posted in ERR: rxe's provider queues it for a responder
-	 * that only runs when a packet comes, so it is not asserted.
+	 * A receive posted in ERR: MetaRoCE flushes it at once (the provider
+	 * rings the doorbell); rxe's provider queues it for a responder that
+	 * runs only when a packet comes, which none will.
 	 */
 	post_recv(&a, 19999, 0, 64);
 	i = poll_n(a.rcq, wc, 1, 0.5);
-	printf("# info: a receive posted in ERR %s\n",
-	       i ? ibv_wc_status_str(wc[0].status) : "did not complete in 0.5 s");
+	if (reference)
+		expect_true(!i, "flush: a receive posted in ERR stays queued (rxe)");
+	else
+		expect_true(i == 1 && wc[0].wr_id == 19999 &&
+			    wc[0].status == IBV_WC_WR_FLUSH_ERR &&
+			    err_fields_ok(wc, qpn),
+			    "flush: a receive posted in ERR is flushed at once");
+	expect_empty("flush: after the receive posted in ERR", a.rcq, 100);
 	end_free(&a);
 	end_free(&b);
 	drain_all_events();
@@ -640,9 +658,11 @@ static void case_srq(void)
 	to_err(b.qp);
 	expect_empty("srq: QP in ERR flushes no SRQ receive", b.rcq, 300);
 	expect_state("srq: B after ERR", b.qp, IBV_QPS_ERR);
+	/* The IBA requires it for a QP of an SRQ; rxe of 6.1 does not. */
 	ev = drain_events(b.ctx, 300, NULL, b.qp);
-	printf("# info: IBV_EVENT_QP_LAST_WQE_REACHED after ERR on an SRQ: %d\n",
-	       ev.last_wqe);
+	expect_true(ev.last_wqe == !reference && !ev.qp_err,
+		    "srq: IBV_EVENT_QP_LAST_WQE_REACHED after ERR: %d (want %d), %d QP errors",
+		    ev.last_wqe, !reference, ev.qp_err);
 
 	o.srq = NULL;
 	end_init(&a2, 0, &o);
@@ -775,10 +795,12 @@ static void case_overflow_send(void)
 			  (uintptr_t)b.buf + 8 * i, b.mr->rkey, true);
 	expect_true(wait_landed(b.buf, 8 * (n - 1), 20),
 		    "overflow (send CQ of %d): all %d WRITEs landed", cap, n);
+	/* rxe: one event per CQE dropped; MetaRoCE: one, the CQ is dead */
 	ev = drain_events(a.ctx, 3000, a.scq, a.qp);
-	expect_true(ev.cq_err >= 1,
-		    "overflow (send CQ): IBV_EVENT_CQ_ERR for the CQ (%d, %d other events)",
-		    ev.cq_err, ev.other);
+	expect_true(ev.cq_err == (reference ? n - cap : 1) && !ev.other &&
+		    !ev.qp_err,
+		    "overflow (send CQ): IBV_EVENT_CQ_ERR for the CQ %d times (want %d), %d other events",
+		    ev.cq_err, reference ? n - cap : 1, ev.other + ev.qp_err);
 	got = poll_n(a.scq, wc, DEPTH, 0.2);
 	for (i = 0; i < got; i++)
 		if (wc[i].wr_id != 70000 + (uint64_t)i || wc[i].status)
@@ -824,9 +846,11 @@ static void case_overflow_recv(void)
 	for (i = 0; i < n; i++)
 		must_post(&a, 90000 + i, IBV_WR_SEND, 0, 8, 0, 0, false);
 	ev = drain_events(b.ctx, 3000, b.rcq, b.qp);
-	expect_true(ev.cq_err >= 1,
-		    "overflow (receive CQ of %d): IBV_EVENT_CQ_ERR for the CQ (%d, %d other events)",
-		    cap, ev.cq_err, ev.other);
+	expect_true(ev.cq_err == (reference ? n - cap : 1) && !ev.other &&
+		    !ev.qp_err,
+		    "overflow (receive CQ of %d): IBV_EVENT_CQ_ERR for the CQ %d times (want %d), %d other events",
+		    cap, ev.cq_err, reference ? n - cap : 1,
+		    ev.other + ev.qp_err);
 	got = poll_n(b.rcq, wc, DEPTH, 0.2);
 	for (i = 0; i < got; i++)
 		if (wc[i].wr_id != 80000 + (uint64_t)i || wc[i].status)
@@ -891,6 +915,7 @@ static void case_access(enum ibv_wr_opcode op, enum access_bad how)
 		       op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : 256;
 	char what[128];
 	struct ibv_mr *lim;
+	struct events ev;
 	struct end a, b;
 	uint64_t raddr;
 	uint32_t rkey;
@@ -962,15 +987,29 @@ static void case_access(enum ibv_wr_opcode op, enum access_bad how)
 	expect_true(i == 4096,
 		    "access: %s, %s: the requester's local target unchanged (first change at %d)",
 		    op_name(op), bad_name[how], i);
+	ev = drain_events(b.ctx, 100, NULL, b.qp);
+	printf("# info: access: %s, %s: responder QP events %d, other %d\n",
+	       op_name(op), bad_name[how], ev.qp_err, ev.other);
+	ev = drain_events(a.ctx, 0, NULL, a.qp);
+	printf("# info: access: %s, %s: requester QP events %d, other %d\n",
+	       op_name(op), bad_name[how], ev.qp_err, ev.other);
 	ibv_dereg_mr(lim);
 	end_free(&a);
 	end_free(&b);
 	drain_all_events();
 }
 
+static double lap(const char *what, double since)
+{
+	double t = now_s();
+
+	printf("# info: %s took %.1f s\n", what, t - since);
+	return t;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: err_paths -a DEV -A GIDX -b DEV -B GIDX [-v]\n");
+	fprintf(stderr, "usage: err_paths -a DEV -A GIDX -b DEV -B GIDX [-R] [-v]\n");
 	exit(2);
 }
 
@@ -983,13 +1022,15 @@ int main(int argc, char **argv)
 	};
 	unsigned int op;
 	int c, how;
+	double t;
 
-	while ((c = getopt(argc, argv, "a:A:b:B:v")) != -1) {
+	while ((c = getopt(argc, argv, "a:A:b:B:Rv")) != -1) {
 		switch (c) {
 		case 'a': dev_name[0] = optarg; break;
 		case 'A': dev_gidx[0] = atoi(optarg); break;
 		case 'b': dev_name[1] = optarg; break;
 		case 'B': dev_gidx[1] = atoi(optarg); break;
+		case 'R': reference = true; break;
 		case 'v': verbose = true; break;
 		default: usage();
 		}
@@ -1004,14 +1045,21 @@ int main(int argc, char **argv)
 	if (!dev_pd[0] || !dev_pd[1])
 		die("ibv_alloc_pd: %s", strerror(errno));
 
+	t = now_s();
 	case_flush();
+	t = lap("flush", t);
 	case_srq();
+	t = lap("srq", t);
 	case_destroy();
+	t = lap("destroy", t);
 	case_overflow_send();
+	t = lap("overflow (send CQ)", t);
 	case_overflow_recv();
+	t = lap("overflow (receive CQ)", t);
 	for (op = 0; op < sizeof(access_ops) / sizeof(access_ops[0]); op++)
 		for (how = 0; how < NBAD; how++)
 			case_access(access_ops[op], how);
+	lap("access", t);
 
 	ibv_dealloc_pd(dev_pd[0]);
 	ibv_dealloc_pd(dev_pd[1]);

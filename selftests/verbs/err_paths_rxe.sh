@@ -15,7 +15,7 @@ dp_setup_initnet rxe 1500
 res_a=$(dp_resources "$DP_DEV_A")
 res_b=$(dp_resources "$DP_DEV_B")
 ksft_check "flushes, CQ overflow and access errors as rxe has them, over rxe" \
-	dp_a timeout 300 "$METAROCE_ROOT/selftests/verbs/err_paths" -v \
+	dp_a timeout 500 "$METAROCE_ROOT/selftests/verbs/err_paths" -R -v \
 	-a "$DP_DEV_A" -A "$DP_GID_A" -b "$DP_DEV_B" -B "$DP_GID_B"
 printf '%s\n' "$_out" | grep -E '^(# ok|# info|PASS)' | sed 's/^# /# rxe: /'
 dp_no_leak err_paths "$res_a" "$res_b"
