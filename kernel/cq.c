@@ -124,8 +124,10 @@ static u32 cq_cons(struct mroce_cq *cq)
  * Verbs leaves every field of an error completion but wr_id, status and
  * qp_num undefined; rxe zeroes them (opcode reads IB_WC_SEND, on receives
  * too), and so does this, whatever the producer filled in.
+ *
+ * Returns false when the CQ overflowed and @cqe was dropped.
  */
-void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
+bool mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 		   struct mroce_qp *qp, bool solicited, struct mroce_batch *b)
 {
 	struct mroce_cqe err;
@@ -148,7 +150,7 @@ void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 			schedule_work(&cq->ev_work);
 		}
 		spin_unlock_irqrestore(&cq->lock, flags);
-		return;
+		return false;
 	}
 	slot = cq->prod & (cq->q.entries - 1);
 	memcpy(mroce_queue_slot(&cq->q, slot), cqe, sizeof(*cqe));
@@ -166,6 +168,7 @@ void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 		}
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
+	return true;
 }
 
 /* Call the completion handlers queued on @b (no peer lock held). */

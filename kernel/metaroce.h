@@ -667,7 +667,7 @@ int mroce_pre_destroy_cq(struct ib_cq *ibcq);
 int mroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int mroce_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int mroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
-void mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
+bool mroce_cq_post(struct mroce_cq *cq, const struct mroce_cqe *cqe,
 		   struct mroce_qp *qp, bool solicited,
 		   struct mroce_batch *b);
 void mroce_cq_notify_batch(struct mroce_batch *b);

@@ -205,7 +205,17 @@ void mroce_rq_done(struct mroce_qp *qp, const struct mroce_recv_done *rd,
 		qp->rq_rsn++;
 		mroce_ring_store(&qp->rq.hdr->cons, qp->rq_cons);
 	}
-	mroce_cq_post(qp->rcq, &cqe, qp, rd->solicited, b);
+	/*
+	 * A receive whose completion the CQ could not take is lost to the
+	 * application: stop receiving (the QP goes to error, the requester's
+	 * later messages are refused), as the IBA's class G responder error
+	 * and rxe's responder have it.  The CQ_ERR event says why.  A QP
+	 * already in error (an SRQ's claimed receives flushing) is left be:
+	 * flushing it again would repeat LAST_WQE_REACHED.
+	 */
+	if (!mroce_cq_post(qp->rcq, &cqe, qp, rd->solicited, b) &&
+	    READ_ONCE(qp->state) != IB_QPS_ERR)
+		mroce_qp_error(qp, MROCE_WC_FLUSH);
 }
 
 /*

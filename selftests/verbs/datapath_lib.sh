@@ -542,3 +542,22 @@ dp_filter_count() {
 			for (i = 1; i < NF; i++) if ($i == "bytes") n += $(i + 1) }
 			END { print n + 0 }'
 }
+
+# dp_resources DEV: DEV's restrack counts ("pd N cq N qp N ..."), as seen
+# from end A (the namespaces share the RDMA devices).
+dp_resources() {
+	dp_a rdma resource show "$1" | sed 's/^[0-9]*: [^:]*: *//'
+}
+
+# dp_no_leak WHAT BEFORE_A BEFORE_B: both devices' counts are back to the
+# ones taken before WHAT ran.
+dp_no_leak() {
+	_nl_a=$(dp_resources "$DP_DEV_A")
+	_nl_b=$(dp_resources "$DP_DEV_B")
+	if [ "$_nl_a" = "$2" ] && [ "$_nl_b" = "$3" ]; then
+		echo "ok: $1 left no resource behind ($DP_DEV_A: $_nl_a; $DP_DEV_B: $_nl_b)"
+		return
+	fi
+	echo "FAIL: $1 left resources behind: $DP_DEV_A $2 -> $_nl_a; $DP_DEV_B $3 -> $_nl_b"
+	_ksft_failed=$((_ksft_failed + 1))
+}
