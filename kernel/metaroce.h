@@ -600,9 +600,8 @@ static inline void mroce_count(struct mroce_dev *mdev, enum mroce_cnt c)
 	atomic64_inc(&mdev->cnt[c]);
 }
 
-/* params.c */
+/* params.c: module parameters and debugfs tunables, read with READ_ONCE() */
 extern unsigned short mroce_udp_port;
-extern unsigned int mroce_tx_budget;
 extern unsigned int mroce_lock_split;
 extern unsigned int mroce_tx_zerocopy;
 extern unsigned int mroce_share_epoch_us;
@@ -610,9 +609,24 @@ extern unsigned int mroce_share_grants;
 extern unsigned int mroce_capacity_mbps;
 extern unsigned int mroce_idle_peer_s;
 extern unsigned int mroce_max_peers;
-extern unsigned int mroce_host_ce_pkts;
 extern unsigned int mroce_payload_max;
 void mroce_conn_cfg(struct mroce_dev *mdev, struct mroce_cfg *cfg);
+void mroce_tunables_debugfs(struct dentry *root);
+
+/*
+ * Packets one pass builds for a connection before it yields the CPU (and
+ * the connection's locks) to the other connections and to receive work:
+ * half of NAPI's default weight, so a bulk sender does not hold a CPU's
+ * softirq for much longer than a receive poll would.
+ */
+#define MROCE_TX_BUDGET		32
+/*
+ * A packet received while this CPU's input backlog (veth, non-NAPI
+ * drivers) holds more than this many packets is taken as CE-marked: the
+ * host, not the network, is the bottleneck, and the sender should slow
+ * down before the backlog (netdev_max_backlog, 1000 by default) drops.
+ */
+#define MROCE_HOST_CE_PKTS	64
 
 /* device.c */
 int mroce_newlink(const char *ibdev_name, struct net_device *ndev);

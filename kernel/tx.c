@@ -258,7 +258,7 @@ static DEFINE_PER_CPU(u8 [sizeof_field(struct mroce_peer, hdr)], mroce_ack_hdr);
  */
 bool mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 {
-	unsigned int n, budget = max(READ_ONCE(mroce_tx_budget), 1u);
+	unsigned int n, budget = MROCE_TX_BUDGET;
 	bool tx_lock = b->locks & MROCE_LOCK_TX;
 	unsigned int what = b->locks == MROCE_LOCK_ALL ? MROCE_POLL_ALL :
 			    tx_lock ? MROCE_POLL_SEND : MROCE_POLL_ACKS;
