@@ -438,22 +438,6 @@ struct mroce_batch {
 	u8 ack_hdr[MROCE_ACK_STASH];
 };
 
-/*
- * Locals of the per-packet paths that are set before they are read: not
- * zeroed at declaration.  A batch: mroce_batch_init() and the lock set
- * every field that is read, and the ACK stash is read only up to ack_len,
- * after it was written.  Kernels built with CONFIG_INIT_STACK_ALL_ZERO
- * would otherwise clear a batch's 400-odd bytes for every packet received
- * and every doorbell; in the emulated test VM each 8 bytes of that run as
- * a translated block of their own, about 300 per ping-pong round trip.
- * Everything the wire or userspace can see stays zeroed.
- */
-#if __has_attribute(__uninitialized__)
-#define __mroce_noinit __attribute__((__uninitialized__))
-#else
-#define __mroce_noinit
-#endif
-
 static inline void mroce_batch_init(struct mroce_batch *b)
 {
 	__skb_queue_head_init(&b->skbs);

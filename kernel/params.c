@@ -16,10 +16,10 @@
  * RTTs, precise timers).  A software endpoint's RTT jumps from tens of
  * microseconds to milliseconds when its CPUs are busy (softirq work waits
  * behind busy-polling applications), and its timers fire tens of
- * microseconds late, so the defaults here are larger: a 20 ms RTO floor
- * (with 5 ms, bulk transfers met dozens of spurious RTOs per run, each
- * resetting a path's window and resending all it had in flight), a 50 ms
- * initial RTO, a 100 us delayed ACK, and a pacer burst of 64 packets.
+ * microseconds late, so the defaults here are larger: a 20 ms RTO floor,
+ * above a busy host's stalls (a spurious RTO resets a path's window and
+ * resends all it had in flight), a 50 ms initial RTO, a 100 us delayed
+ * ACK, and a pacer burst of 64 packets.
  */
 #include <linux/debugfs.h>
 #include <linux/module.h>
@@ -146,9 +146,9 @@ unsigned int mroce_lock_split = 7;
  * never reprograms the clock event device (peer.c): a ping-pong's
  * tail-loss probe deadline moves with every message, and on an hrtimer
  * each move may reprogram it, a costly register write (a VM exit on a
- * virtualised host).  A bulk transfer keeps exact timers: with a tick for
- * every connection, lossless ib_write_bw fell in half of the benchmark
- * rounds (design.md 8).  0: timer_slack_ns for every deadline.
+ * virtualised host).  A bulk transfer keeps exact timers: a tail loss
+ * found a tick late stalls a window for many RTTs.  0: timer_slack_ns
+ * for every deadline.
  */
 static unsigned int far_slack_us = USEC_PER_SEC / HZ;
 

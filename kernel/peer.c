@@ -74,13 +74,11 @@ static void peer_trace_arm(struct mroce_peer *p, u64 now, u64 at, u64 slack,
  * rxe's retransmit timers.  Arming or moving a wheel timer touches only a
  * CPU's timer base.  An hrtimer whose latest expiry comes before the CPU's
  * next event reprograms the clock event device when it is started, and
- * again when it is moved while it is that event; in the TCG guest that is
- * a TSC-deadline write, an exit into QEMU that cost the ping-pong iteration
- * it fell in 10-30 us.  Even with a tick of slack that happened in 151 of
- * 9,233 starts of a ping-pong (design.md 8), and every start walked the
- * hrtimer tree.  A traced ping-pong of 20,000 iterations started the
- * hrtimer 4,671 times with it; with the wheel, 37 (and moved the wheel's
- * timer 1,546 times).
+ * again when it is moved while it is that event: a register write in the
+ * path of the packet that moved it (a VM exit on a virtualised host), and
+ * every start walks the hrtimer tree.  A ping-pong moves its tail-loss
+ * probe's deadline with every message, so on an hrtimer it would pay that
+ * on most round trips; on the wheel it moves at most once per tick.
  *
  * The wheel fires at a tick: the first one after the deadline rounded up
  * to whole ticks, plus one for the tick under way, so it is never early
@@ -193,7 +191,7 @@ void mroce_peer_unlock_all_bh(struct mroce_peer *peer)
 /* Either timer: serve what is due; unlocking arms for what is next. */
 static void peer_timer_run(struct mroce_peer *p, bool hr)
 {
-	struct mroce_batch b __mroce_noinit;
+	struct mroce_batch b;
 
 	mroce_peer_lock(p, &b);
 	if (hr)
@@ -428,14 +426,14 @@ void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
 	mroce_cq_notify_batch(b);
 	/* what one lock could not finish: a section with both, once */
 	if (follow) {
-		struct mroce_batch b2 __mroce_noinit;
+		struct mroce_batch b2;
 
 		mroce_count(peer->mdev, MROCE_CNT_LOCK_FOLLOWUPS);
 		mroce_peer_lock(peer, &b2);
 		mroce_peer_unlock(peer, &b2);
 	} else if (b->defer_timer && READ_ONCE(peer->timer_stale)) {
 		/* the timer a doorbell left, unless an ACK set it since */
-		struct mroce_batch b2 __mroce_noinit;
+		struct mroce_batch b2;
 
 		mroce_count(peer->mdev, MROCE_CNT_DB_TIMER_AFTER);
 		mroce_peer_lock_some(peer, &b2, MROCE_LOCK_TX);

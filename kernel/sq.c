@@ -425,7 +425,7 @@ static u8 kick_locks(struct mroce_qp *qp, struct mroce_peer *peer)
 static void qp_kick(struct mroce_qp *qp)
 {
 	struct mroce_peer *peer;
-	struct mroce_batch b __mroce_noinit;
+	struct mroce_batch b;
 	unsigned long flags;
 
 	rcu_read_lock();

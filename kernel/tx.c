@@ -172,9 +172,8 @@ static struct sk_buff *tx_build_skb(struct mroce_peer *p, const void *hdr,
 				    const struct mroce_tx *tx)
 {
 	bool linear = tx->len <= MROCE_LINEAR_MAX;
-	/* the first n entries are set before payload_copy() reads them */
-	void *dst[MROCE_TX_FRAGS] __mroce_noinit;
-	u32 len[MROCE_TX_FRAGS] __mroce_noinit;
+	void *dst[MROCE_TX_FRAGS];
+	u32 len[MROCE_TX_FRAGS];
 	unsigned int n = 0, room;
 	struct sk_buff *skb;
 	struct page *pg;
@@ -264,8 +263,7 @@ bool mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 			    tx_lock ? MROCE_POLL_SEND : MROCE_POLL_ACKS;
 	u8 *hdr = tx_lock ? p->hdr : this_cpu_ptr(mroce_ack_hdr);
 	struct sk_buff *skb;
-	/* read only after the core returned a packet: it clears it first */
-	struct mroce_tx tx __mroce_noinit;
+	struct mroce_tx tx;
 	bool ack;
 
 	for (n = 0; n < budget; n++) {
