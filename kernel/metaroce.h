@@ -763,6 +763,9 @@ static inline struct mroce_peer *mroce_peer_by_id(struct mroce_dev *mdev,
 {
 	struct mroce_peer *p;
 
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held() &&
+			 !lockdep_is_held(&mdev->peers_mutex),
+			 "peer lookup without RCU or peers_mutex");
 	hlist_for_each_entry_rcu(p, mroce_conn_bucket(mdev, id), idnode,
 				 lockdep_is_held(&mdev->peers_mutex))
 		if (p->id == id)

@@ -50,7 +50,11 @@ struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
 {
 	struct mroce_peer *p;
 
-	hash_for_each_possible_rcu(mdev->peers, p, hnode, addr_hash(raddr))
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held() &&
+			 !lockdep_is_held(&mdev->peers_mutex),
+			 "peer lookup without RCU or peers_mutex");
+	hash_for_each_possible_rcu(mdev->peers, p, hnode, addr_hash(raddr),
+				   lockdep_is_held(&mdev->peers_mutex))
 		if (ipv6_addr_equal(&p->raddr, raddr))
 			return p;
 	return NULL;
@@ -562,8 +566,10 @@ static void peer_free(struct mroce_peer *p)
 	call_rcu(&p->rcu, peer_free_rcu);
 }
 
+/* peers_mutex held: the last reference frees @p. */
 static void peer_put_locked(struct mroce_peer *p)
 {
+	lockdep_assert_held(&p->mdev->peers_mutex);
 	if (refcount_dec_and_test(&p->ref))
 		peer_free(p);
 }
@@ -690,10 +696,13 @@ void mroce_peer_detach(struct mroce_peer *peer, struct mroce_qp *qp)
 	WRITE_ONCE(qp->peer, NULL);
 }
 
+/* Either lock will do: attach and detach hold both. */
 struct mroce_qp *mroce_peer_qp(struct mroce_peer *peer, u32 qpn)
 {
 	struct mroce_qp *qp;
 
+	lockdep_assert(lockdep_is_held(&peer->lock) ||
+		       lockdep_is_held(&peer->tx_lock));
 	hash_for_each_possible(peer->qps, qp, peer_node, qpn)
 		if (qp->ibqp.qp_num == qpn)
 			return qp;

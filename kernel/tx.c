@@ -266,6 +266,9 @@ bool mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 	struct mroce_tx tx;
 	bool ack;
 
+	lockdep_assert(!(b->locks & MROCE_LOCK_RX) || lockdep_is_held(&p->lock));
+	lockdep_assert(!(b->locks & MROCE_LOCK_TX) ||
+		       lockdep_is_held(&p->tx_lock));
 	for (n = 0; n < budget; n++) {
 		if (mroce_conn_poll(p->conn, b->now, hdr, p->hdr_cap, &tx,
 				    what) != MROCE_POLL_PACKET)
