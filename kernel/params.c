@@ -147,7 +147,7 @@ unsigned int mroce_lock_split = 7;
  * tail-loss probe deadline moves with every message, and on an hrtimer
  * each move may reprogram it, a costly register write (a VM exit on a
  * virtualised host).  A bulk transfer keeps exact timers: a tail loss
- * found a tick late stalls a window for many RTTs.  0: timer_slack_ns
+ * found a tick late stalls a window for many RTTs.  0: the timer slack
  * for every deadline.
  */
 static unsigned int far_slack_us = USEC_PER_SEC / HZ;

@@ -156,7 +156,7 @@ static void peer_arm(struct mroce_peer *p, u64 now, u64 at)
 	/*
 	 * Except one that would fire before half the time to a deadline of
 	 * the same horizon: that is the same timeout moving on, and it is
-	 * moved along.  In a ping-pong with more than far_flight_bytes out
+	 * moved along.  In a ping-pong with more than MROCE_FAR_FLIGHT_BYTES out
 	 * the tail-loss probe's deadline (milliseconds) moves with every
 	 * write and the ACK always comes first; left alone, the timer fired
 	 * once per probe timeout to find nothing.  A soft timer fires at its
