@@ -57,7 +57,7 @@ static int mroce_param_get(char *buf, const struct kernel_param *kp)
 {
 	const struct mroce_uint *u = kp->arg;
 
-	return sysfs_emit(buf, "%u\n", READ_ONCE(*u->val));
+	return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(*u->val));
 }
 
 static const struct kernel_param_ops mroce_param_ops = {
