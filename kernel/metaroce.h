@@ -593,6 +593,7 @@ extern unsigned int mroce_share_grants;
 extern unsigned int mroce_capacity_mbps;
 extern unsigned int mroce_idle_peer_s;
 extern unsigned int mroce_max_peers;
+extern unsigned int mroce_host_ce_pkts;
 extern unsigned int mroce_payload_max;
 void mroce_conn_cfg(struct mroce_dev *mdev, struct mroce_cfg *cfg);
 void mroce_tunables_debugfs(struct dentry *root);
@@ -604,13 +605,6 @@ void mroce_tunables_debugfs(struct dentry *root);
  * softirq for much longer than a receive poll would.
  */
 #define MROCE_TX_BUDGET		32
-/*
- * A packet received while this CPU's input backlog (veth, non-NAPI
- * drivers) holds more than this many packets is taken as CE-marked: the
- * host, not the network, is the bottleneck, and the sender should slow
- * down before the backlog (netdev_max_backlog, 1000 by default) drops.
- */
-#define MROCE_HOST_CE_PKTS	64
 
 /* device.c */
 int mroce_newlink(const char *ibdev_name, struct net_device *ndev);

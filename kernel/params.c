@@ -112,6 +112,10 @@ unsigned int mroce_max_peers = 1024;
 MROCE_PARAM(max_peers, mroce_max_peers, 0, 1 << 20, false,
 	    "connections per device remote hosts may open, 0-1048576 (default 1024)");
 
+unsigned int mroce_host_ce_pkts = 64;
+MROCE_PARAM(host_ce_pkts, mroce_host_ce_pkts, 1, 1000000, true,
+	    "take packets as CE-marked while this CPU's input backlog holds more, so senders slow down before it drops: below netdev_max_backlog (default 64, 0: never)");
+
 unsigned int mroce_idle_peer_s = 60;
 MROCE_PARAM(idle_peer_s, mroce_idle_peer_s, 0, UINT_MAX, false,
 	    "a connection without QPs and silent this long is closed, seconds (default 60, 0: never)");

@@ -75,16 +75,17 @@ bad:
  * (veth, or any driver without NAPI) wait in this CPU's input backlog,
  * which drops when full and marks nothing: the senders would only see
  * losses, which are not a congestion signal here.  Act as an AQM on it: a
- * packet received while the backlog holds more than MROCE_HOST_CE_PKTS
+ * packet received while the backlog holds more than host_ce_pkts packets
  * counts as CE-marked, so the sender's ECN loop backs off before the drops.
  * A NAPI driver hands packets over without that queue: no effect there.
  */
 static bool host_congested(struct mroce_dev *mdev)
 {
 	struct softnet_data *sd = this_cpu_ptr(&softnet_data);
+	u32 mark = READ_ONCE(mroce_host_ce_pkts);
 
-	if (skb_queue_len_lockless(&sd->input_pkt_queue) +
-	    skb_queue_len_lockless(&sd->process_queue) <= MROCE_HOST_CE_PKTS)
+	if (!mark || skb_queue_len_lockless(&sd->input_pkt_queue) +
+		     skb_queue_len_lockless(&sd->process_queue) <= mark)
 		return false;
 	mroce_count(mdev, MROCE_CNT_RX_HOST_CE);
 	return true;

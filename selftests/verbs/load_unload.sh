@@ -61,8 +61,8 @@ check "npaths and dead_ms read back" \
 	eval '[ "$(cat $params/npaths) $(cat $params/dead_ms)" = "8 500" ]'
 check_fails "npaths 65 refused at run time" eval 'echo 65 >$params/npaths'
 check "npaths still 8" grep -qx 8 "$params/npaths"
-check "ten module parameters, no experiment knobs" \
-	eval '[ "$(ls $params | wc -l)" = 10 ] && [ ! -e $params/lock_split ]'
+check "eleven module parameters, no experiment knobs" \
+	eval '[ "$(ls $params | wc -l)" = 11 ] && [ ! -e $params/lock_split ]'
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 check "tunable lock_split in debugfs, 7" grep -qx 7 "$tunables/lock_split"
 check_fails "lock_split 8 refused" eval 'echo 8 >$tunables/lock_split'
