@@ -7,6 +7,8 @@
  * the connection's sequence state and every QP's stream with its
  * outstanding messages, for diagnosing stalls.  Each peer is printed
  * under its lock, so its lines are a consistent snapshot.
+ * /sys/kernel/debug/metaroce/tunables/ holds the settings that experiments
+ * and tests change (params.c).
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -174,6 +176,7 @@ void mroce_debugfs_del(struct mroce_dev *mdev)
 void mroce_debugfs_init(void)
 {
 	mroce_dbg_root = debugfs_create_dir("metaroce", NULL);
+	mroce_tunables_debugfs(mroce_dbg_root);
 }
 
 void mroce_debugfs_exit(void)

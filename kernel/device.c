@@ -419,6 +419,7 @@ static void mroce_ndev_unregister(struct net_device *ndev)
 {
 	struct mroce_dev *mdev;
 
+	ASSERT_RTNL();
 	mutex_lock(&mroce_devs_lock);
 	mdev = mroce_find_by_ndev(ndev);
 	if (mdev && !mdev->unregistering) {
@@ -437,6 +438,7 @@ static void mroce_ndev_changed(struct net_device *ndev, unsigned long event)
 	enum ib_port_state state;
 	struct ib_event ev = {};
 
+	ASSERT_RTNL();
 	mutex_lock(&mroce_devs_lock);
 	mdev = mroce_find_by_ndev(ndev);
 	if (!mdev || !mdev->registered || mdev->unregistering)

@@ -20,10 +20,10 @@
  * One sender's share is the whole capacity, whatever its rate; a second
  * one lowers the hint at its first packet (mroce_share_rx), not at the
  * epoch.  Every epoch is a timer interrupt and a softirq on a CPU that
- * may be busy polling: at 1 ms, two devices in a ping-pong took one
- * every 0.5 ms.  With at most one member there are no epochs at all
- * (mroce_share_wants_epochs()): at 10 ms, the iterations of a ping-pong
- * that met one took 4-8 times the median (traced, design.md 8).
+ * may be busy polling, and a latency-bound exchange whose packet meets
+ * one waits for it, so epochs run only while they can change a hint:
+ * none with at most one member (mroce_share_wants_epochs()), and rarely
+ * with one sender.
  */
 #define MROCE_SHARE_IDLE_EPOCHS	10
 

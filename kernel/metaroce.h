@@ -438,22 +438,6 @@ struct mroce_batch {
 	u8 ack_hdr[MROCE_ACK_STASH];
 };
 
-/*
- * Locals of the per-packet paths that are set before they are read: not
- * zeroed at declaration.  A batch: mroce_batch_init() and the lock set
- * every field that is read, and the ACK stash is read only up to ack_len,
- * after it was written.  Kernels built with CONFIG_INIT_STACK_ALL_ZERO
- * would otherwise clear a batch's 400-odd bytes for every packet received
- * and every doorbell; in the emulated test VM each 8 bytes of that run as
- * a translated block of their own, about 300 per ping-pong round trip.
- * Everything the wire or userspace can see stays zeroed.
- */
-#if __has_attribute(__uninitialized__)
-#define __mroce_noinit __attribute__((__uninitialized__))
-#else
-#define __mroce_noinit
-#endif
-
 static inline void mroce_batch_init(struct mroce_batch *b)
 {
 	__skb_queue_head_init(&b->skbs);
@@ -600,9 +584,8 @@ static inline void mroce_count(struct mroce_dev *mdev, enum mroce_cnt c)
 	atomic64_inc(&mdev->cnt[c]);
 }
 
-/* params.c */
+/* params.c: module parameters and debugfs tunables, read with READ_ONCE() */
 extern unsigned short mroce_udp_port;
-extern unsigned int mroce_tx_budget;
 extern unsigned int mroce_lock_split;
 extern unsigned int mroce_tx_zerocopy;
 extern unsigned int mroce_share_epoch_us;
@@ -613,6 +596,15 @@ extern unsigned int mroce_max_peers;
 extern unsigned int mroce_host_ce_pkts;
 extern unsigned int mroce_payload_max;
 void mroce_conn_cfg(struct mroce_dev *mdev, struct mroce_cfg *cfg);
+void mroce_tunables_debugfs(struct dentry *root);
+
+/*
+ * Packets one pass builds for a connection before it yields the CPU (and
+ * the connection's locks) to the other connections and to receive work:
+ * half of NAPI's default weight, so a bulk sender does not hold a CPU's
+ * softirq for much longer than a receive poll would.
+ */
+#define MROCE_TX_BUDGET		32
 
 /* device.c */
 int mroce_newlink(const char *ibdev_name, struct net_device *ndev);
@@ -765,6 +757,9 @@ static inline struct mroce_peer *mroce_peer_by_id(struct mroce_dev *mdev,
 {
 	struct mroce_peer *p;
 
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held() &&
+			 !lockdep_is_held(&mdev->peers_mutex),
+			 "peer lookup without RCU or peers_mutex");
 	hlist_for_each_entry_rcu(p, mroce_conn_bucket(mdev, id), idnode,
 				 lockdep_is_held(&mdev->peers_mutex))
 		if (p->id == id)

@@ -171,6 +171,8 @@ struct mroce_mr *mroce_mr_lookup(struct mroce_dev *mdev, u32 key,
 	struct mroce_mr *mr;
 	u64 end;
 
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held(),
+			 "MR lookup outside an RCU read-side section");
 	mr = xa_load(&mdev->mrs, key >> MROCE_KEY_TAG_BITS);
 	if (!mr || mr->ibmr.lkey != key || mr->pd != pd)
 		return NULL;

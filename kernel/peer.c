@@ -50,7 +50,11 @@ struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
 {
 	struct mroce_peer *p;
 
-	hash_for_each_possible_rcu(mdev->peers, p, hnode, addr_hash(raddr))
+	RCU_LOCKDEP_WARN(!rcu_read_lock_any_held() &&
+			 !lockdep_is_held(&mdev->peers_mutex),
+			 "peer lookup without RCU or peers_mutex");
+	hash_for_each_possible_rcu(mdev->peers, p, hnode, addr_hash(raddr),
+				   lockdep_is_held(&mdev->peers_mutex))
 		if (ipv6_addr_equal(&p->raddr, raddr))
 			return p;
 	return NULL;
@@ -74,13 +78,11 @@ static void peer_trace_arm(struct mroce_peer *p, u64 now, u64 at, u64 slack,
  * rxe's retransmit timers.  Arming or moving a wheel timer touches only a
  * CPU's timer base.  An hrtimer whose latest expiry comes before the CPU's
  * next event reprograms the clock event device when it is started, and
- * again when it is moved while it is that event; in the TCG guest that is
- * a TSC-deadline write, an exit into QEMU that cost the ping-pong iteration
- * it fell in 10-30 us.  Even with a tick of slack that happened in 151 of
- * 9,233 starts of a ping-pong (design.md 8), and every start walked the
- * hrtimer tree.  A traced ping-pong of 20,000 iterations started the
- * hrtimer 4,671 times with it; with the wheel, 37 (and moved the wheel's
- * timer 1,546 times).
+ * again when it is moved while it is that event: a register write in the
+ * path of the packet that moved it (a VM exit on a virtualised host), and
+ * every start walks the hrtimer tree.  A ping-pong moves its tail-loss
+ * probe's deadline with every message, so on an hrtimer it would pay that
+ * on most round trips; on the wheel it moves at most once per tick.
  *
  * The wheel fires at a tick: the first one after the deadline rounded up
  * to whole ticks, plus one for the tick under way, so it is never early
@@ -154,7 +156,7 @@ static void peer_arm(struct mroce_peer *p, u64 now, u64 at)
 	/*
 	 * Except one that would fire before half the time to a deadline of
 	 * the same horizon: that is the same timeout moving on, and it is
-	 * moved along.  In a ping-pong with more than far_flight_bytes out
+	 * moved along.  In a ping-pong with more than MROCE_FAR_FLIGHT_BYTES out
 	 * the tail-loss probe's deadline (milliseconds) moves with every
 	 * write and the ACK always comes first; left alone, the timer fired
 	 * once per probe timeout to find nothing.  A soft timer fires at its
@@ -193,7 +195,7 @@ void mroce_peer_unlock_all_bh(struct mroce_peer *peer)
 /* Either timer: serve what is due; unlocking arms for what is next. */
 static void peer_timer_run(struct mroce_peer *p, bool hr)
 {
-	struct mroce_batch b __mroce_noinit;
+	struct mroce_batch b;
 
 	mroce_peer_lock(p, &b);
 	if (hr)
@@ -428,14 +430,14 @@ void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
 	mroce_cq_notify_batch(b);
 	/* what one lock could not finish: a section with both, once */
 	if (follow) {
-		struct mroce_batch b2 __mroce_noinit;
+		struct mroce_batch b2;
 
 		mroce_count(peer->mdev, MROCE_CNT_LOCK_FOLLOWUPS);
 		mroce_peer_lock(peer, &b2);
 		mroce_peer_unlock(peer, &b2);
 	} else if (b->defer_timer && READ_ONCE(peer->timer_stale)) {
 		/* the timer a doorbell left, unless an ACK set it since */
-		struct mroce_batch b2 __mroce_noinit;
+		struct mroce_batch b2;
 
 		mroce_count(peer->mdev, MROCE_CNT_DB_TIMER_AFTER);
 		mroce_peer_lock_some(peer, &b2, MROCE_LOCK_TX);
@@ -564,8 +566,10 @@ static void peer_free(struct mroce_peer *p)
 	call_rcu(&p->rcu, peer_free_rcu);
 }
 
+/* peers_mutex held: the last reference frees @p. */
 static void peer_put_locked(struct mroce_peer *p)
 {
+	lockdep_assert_held(&p->mdev->peers_mutex);
 	if (refcount_dec_and_test(&p->ref))
 		peer_free(p);
 }
@@ -692,10 +696,13 @@ void mroce_peer_detach(struct mroce_peer *peer, struct mroce_qp *qp)
 	WRITE_ONCE(qp->peer, NULL);
 }
 
+/* Either lock will do: attach and detach hold both. */
 struct mroce_qp *mroce_peer_qp(struct mroce_peer *peer, u32 qpn)
 {
 	struct mroce_qp *qp;
 
+	lockdep_assert(lockdep_is_held(&peer->lock) ||
+		       lockdep_is_held(&peer->tx_lock));
 	hash_for_each_possible(peer->qps, qp, peer_node, qpn)
 		if (qp->ibqp.qp_num == qpn)
 			return qp;

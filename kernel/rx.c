@@ -115,9 +115,8 @@ void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 	struct in6_addr saddr, daddr;
 	struct mroce_rx_meta meta;
 	struct mroce_peer *peer;
-	struct mroce_batch b __mroce_noinit;
-	/* mroce_wire_decode_head() sets all of it, or the packet is dropped */
-	struct mroce_pkt pkt __mroce_noinit;
+	struct mroce_batch b;
+	struct mroce_pkt pkt;
 	bool v4, ce;
 
 	if (READ_ONCE(mdev->dying))

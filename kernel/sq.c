@@ -246,12 +246,14 @@ static void sq_take(struct mroce_qp *qp, struct mroce_batch *b)
 
 /*
  * Work the send queue after a doorbell or a completion: the QP's consumer
- * lock is held (the peer lock: only attached QPs get here in RTS/SQD).
+ * lock is held (the peer's send lock, and the receive lock too when @b
+ * says so: only attached QPs get here).
  */
 void mroce_sq_run(struct mroce_qp *qp, struct mroce_batch *b)
 {
 	struct mroce_stream *st = &qp->xs->st;
 
+	lockdep_assert_held(&qp->peer->tx_lock);
 	switch (qp->state) {
 	case IB_QPS_ERR:
 		/*
@@ -425,7 +427,7 @@ static u8 kick_locks(struct mroce_qp *qp, struct mroce_peer *peer)
 static void qp_kick(struct mroce_qp *qp)
 {
 	struct mroce_peer *peer;
-	struct mroce_batch b __mroce_noinit;
+	struct mroce_batch b;
 	unsigned long flags;
 
 	rcu_read_lock();

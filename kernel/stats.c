@@ -130,7 +130,10 @@ static void conn_add(struct mroce_conn_stats *sum,
 		d[i] += v[i];
 }
 
-/* Everything a peer counted, into @r.  The peer lock is held. */
+/*
+ * Everything a peer counted, into @r.  Both peer locks are held, or the
+ * peer is dead (no timer, no input, no QPs: nothing counts any more).
+ */
 static void peer_sum(const struct mroce_peer *p, struct mroce_retired *r)
 {
 	const struct mroce_conn *c = p->conn;
@@ -138,6 +141,9 @@ static void peer_sum(const struct mroce_peer *p, struct mroce_retired *r)
 	unsigned int bkt;
 	struct mroce_conn_stats cs;
 	u32 i;
+
+	lockdep_assert(p->dead || (lockdep_is_held(&p->lock) &&
+				   lockdep_is_held(&p->tx_lock)));
 
 	mroce_conn_stats_sum(c, &cs);
 	conn_add(&r->conn, &cs);

@@ -172,9 +172,8 @@ static struct sk_buff *tx_build_skb(struct mroce_peer *p, const void *hdr,
 				    const struct mroce_tx *tx)
 {
 	bool linear = tx->len <= MROCE_LINEAR_MAX;
-	/* the first n entries are set before payload_copy() reads them */
-	void *dst[MROCE_TX_FRAGS] __mroce_noinit;
-	u32 len[MROCE_TX_FRAGS] __mroce_noinit;
+	void *dst[MROCE_TX_FRAGS];
+	u32 len[MROCE_TX_FRAGS];
 	unsigned int n = 0, room;
 	struct sk_buff *skb;
 	struct page *pg;
@@ -258,16 +257,18 @@ static DEFINE_PER_CPU(u8 [sizeof_field(struct mroce_peer, hdr)], mroce_ack_hdr);
  */
 bool mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 {
-	unsigned int n, budget = max(READ_ONCE(mroce_tx_budget), 1u);
+	unsigned int n, budget = MROCE_TX_BUDGET;
 	bool tx_lock = b->locks & MROCE_LOCK_TX;
 	unsigned int what = b->locks == MROCE_LOCK_ALL ? MROCE_POLL_ALL :
 			    tx_lock ? MROCE_POLL_SEND : MROCE_POLL_ACKS;
 	u8 *hdr = tx_lock ? p->hdr : this_cpu_ptr(mroce_ack_hdr);
 	struct sk_buff *skb;
-	/* read only after the core returned a packet: it clears it first */
-	struct mroce_tx tx __mroce_noinit;
+	struct mroce_tx tx;
 	bool ack;
 
+	lockdep_assert(!(b->locks & MROCE_LOCK_RX) || lockdep_is_held(&p->lock));
+	lockdep_assert(!(b->locks & MROCE_LOCK_TX) ||
+		       lockdep_is_held(&p->tx_lock));
 	for (n = 0; n < budget; n++) {
 		if (mroce_conn_poll(p->conn, b->now, hdr, p->hdr_cap, &tx,
 				    what) != MROCE_POLL_PACKET)

@@ -392,6 +392,19 @@ dp_debugfs_peers() {
 	dmesg 2>/dev/null | grep -E "metaroce|$DP_DEV_A|$DP_DEV_B" | tail -n 6
 }
 
+# dp_tunable NAME VALUE: set the module's debugfs tunable NAME (params.c)
+# to VALUE until the test ends; a missing file or a refused value fails
+# the test.  Connections read their settings when they open: set before
+# any traffic.
+dp_tunable() {
+	_t=/sys/kernel/debug/metaroce/tunables/$1
+	mountpoint -q /sys/kernel/debug 2>/dev/null ||
+		mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	[ -w "$_t" ] || ksft_fail "no $_t"
+	mroce_defer "echo $(cat "$_t") >$_t"
+	echo "$2" >"$_t" || ksft_fail "$1 $2 refused"
+}
+
 # dp_counter DEV NAME: a hw counter of DEV (0 if absent).
 dp_counter() {
 	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null ||

@@ -13,13 +13,8 @@ dp_require
 ksft_require_cmd ib_write_lat
 dp_setup_netns 1500
 # taken when a connection opens: set before any traffic
-params=/sys/module/metaroce/parameters
-for p in ack_bodies ack_hold_us; do
-	[ -w "$params/$p" ] || ksft_fail "no $params/$p"
-	mroce_defer "echo $(cat "$params/$p") >$params/$p"
-done
-echo 1 >"$params/ack_bodies"
-echo 30 >"$params/ack_hold_us"
+dp_tunable ack_bodies 1
+dp_tunable ack_hold_us 30
 dp_netem loss 1% || ksft_fail "netem loss 1%"
 
 ksft_check "integrity with ACK bodies and holds, 1 % loss, MTU 1500" \

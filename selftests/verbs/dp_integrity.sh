@@ -4,7 +4,7 @@
 # (datapath_lib.sh), MTU 9000 and 1500: 8 QP pairs, every opcode in both
 # directions, random sizes up to 1 MiB, every byte checked.
 #   dp_integrity.sh [MTU [TX_ZEROCOPY [SECONDS]]]: TX_ZEROCOPY 0 copies
-#   every payload on transmit (the tx_zerocopy module parameter) instead of
+#   every payload on transmit (the tx_zerocopy debugfs tunable) instead of
 #   sending the registered pages themselves; SECONDS (default 40) of rounds.
 # DP_FAMILY=6 runs it over IPv6 GIDs (datapath_lib.sh).  Either way the
 # traffic must have taken that family only, unfragmented (dp_family_check);
@@ -19,10 +19,7 @@ mtu=${1:-9000}
 dp_setup_netns "$mtu"
 zc=${2:-1}
 secs=${3:-40}
-zc_param=/sys/module/metaroce/parameters/tx_zerocopy
-[ -w "$zc_param" ] || ksft_fail "no $zc_param"
-mroce_defer "echo $(cat "$zc_param") >$zc_param"
-echo "$zc" >"$zc_param"
+dp_tunable tx_zerocopy "$zc"
 
 # big: the largest power of two in the largest payload the MTU takes
 # (mroce_max_payload: 8192 at 9000, 1024 at 1500); IPv6 payload lengths

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Module load/unload, autoload by "rdma link add", and rmmod while devices
-# exist (they must be removed cleanly, the netdevs stay).
+# exist (they must be removed cleanly, the netdevs stay); module parameters
+# and debugfs tunables refuse values outside their range.
 set -u
 . "$(dirname "$0")/common.sh"
 require_tools ip rdma modprobe rmmod
@@ -17,7 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-tap_plan 19
+tap_plan 29
 
 mod_loaded && rmmod metaroce
 check "modprobe metaroce" modprobe metaroce
@@ -49,5 +50,25 @@ check "socket bound to port 4999, not $MROCE_PORT" eval 'MROCE_PORT_HEX=$(printf
 check "rmmod" eval 'rdma link delete mrlu0 && rmmod metaroce'
 check_fails "modprobe metaroce udp_port=0 refused" modprobe metaroce udp_port=0
 check "module not loaded after the refusal" eval '! mod_loaded'
+
+params=/sys/module/metaroce/parameters
+tunables=/sys/kernel/debug/metaroce/tunables
+check_fails "modprobe metaroce npaths=0 refused" modprobe metaroce npaths=0
+check "module not loaded after the refusal" eval '! mod_loaded'
+check "modprobe metaroce npaths=8 dead_ms=500" \
+	modprobe metaroce npaths=8 dead_ms=500
+check "npaths and dead_ms read back" \
+	eval '[ "$(cat $params/npaths) $(cat $params/dead_ms)" = "8 500" ]'
+check_fails "npaths 65 refused at run time" eval 'echo 65 >$params/npaths'
+check "npaths still 8" grep -qx 8 "$params/npaths"
+check "eleven module parameters, no experiment knobs" \
+	eval '[ "$(ls $params | wc -l)" = 11 ] && [ ! -e $params/lock_split ]'
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+check "tunable lock_split in debugfs, 7" grep -qx 7 "$tunables/lock_split"
+check_fails "lock_split 8 refused" eval 'echo 8 >$tunables/lock_split'
+check "lock_split still 7 after the refusal, then 3 taken" \
+	eval 'grep -qx 7 $tunables/lock_split && echo 3 >$tunables/lock_split &&
+	grep -qx 3 $tunables/lock_split'
+rmmod metaroce
 
 tap_finish
