@@ -2,20 +2,28 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Build the debug kernel of `make check-debug`: Debian's 6.1 source
-# (linux-source-6.1) with Debian's config trimmed to the modules the test VM
-# loads (modules.list, through localmodconfig) and debug.config merged over
-# it (KASAN, KFENCE, lockdep).  Everything goes to a cache outside the
-# repository, laid out the way the VM runner reads a guest kernel:
+# (linux-source-6.1) with the debug options of debug.config (KASAN, KFENCE,
+# lockdep) merged over one of two bases, DEBUG_KERNEL_BASE:
+#
+#   vm      (default) x86_64_defconfig trimmed to what the test VM has and
+#           uses (vm.config)
+#   debian  Debian's config trimmed by localmodconfig to the modules the
+#           test VM loads (modules.list): closer to the stock kernel, but
+#           too big for two cores in a working session
+#
+# Everything goes to a cache outside the repository, laid out the way the VM
+# runner reads a guest kernel:
 #
 #   $DKC/src/linux-source-6.1/         the extracted source
 #   $DKC/obj/                          the kernel build (O=)
 #   $DKC/kernel/<release>/boot/vmlinuz-<release>
 #   $DKC/kernel/<release>/lib/modules/<release>/
 #   $DKC/release                       <release>, once the build is complete
+#   $DKC/build.time                    how long make took
 #
 # DKC is $METAROCE_DEBUG_KERNEL_CACHE, by default
 # ${XDG_CACHE_HOME:-~/.cache}/metaroce/debug-kernel.  A second run with the
-# same source, config and fragment does nothing; a changed fragment rebuilds
+# same source, base and fragments does nothing; a changed fragment rebuilds
 # incrementally.  build.sh --print-release prints <release> of a complete
 # build (exit 1 without one).  JOBS (default 2) sets make -j; the build runs
 # under nice -n 19.
@@ -26,8 +34,13 @@ SRC_TAR=${LINUX_SOURCE_TAR:-/usr/src/linux-source-6.1.tar.xz}
 BASE_CONFIG=${BASE_CONFIG:-/usr/src/linux-headers-6.1.0-57-amd64/.config}
 DKC=${METAROCE_DEBUG_KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/metaroce/debug-kernel}
 JOBS=${JOBS:-2}
+BASE=${DEBUG_KERNEL_BASE:-vm}
 FRAGMENT=$HERE/debug.config
 MODLIST=$HERE/modules.list
+case $BASE in
+vm | debian) ;;
+*) echo "DEBUG_KERNEL_BASE=$BASE: vm or debian" >&2; exit 2 ;;
+esac
 
 log() { printf 'debug-kernel: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
@@ -36,8 +49,9 @@ die() { log "$*"; exit 1; }
 # module list means a different kernel.
 build_key() {
 	{
+		echo "$BASE"
 		stat -c '%n %s %Y' "$SRC_TAR" "$BASE_CONFIG"
-		cat "$FRAGMENT" "$MODLIST"
+		cat "$FRAGMENT" "$MODLIST" "$HERE/vm.config"
 	} | sha256sum | cut -d' ' -f1
 }
 
@@ -77,29 +91,37 @@ kmake() {
 	nice -n 19 make -C "$ksrc" O="$obj" LOCALVERSION= "$@"
 }
 
-log "configuring: $(basename "$BASE_CONFIG") -> localmodconfig -> debug.config"
-cp "$BASE_CONFIG" "$obj/.config"
-# Debian's config names its own certificate files; localmodconfig runs
-# oldconfig, so drop them before.
-sed -i -e 's/^CONFIG_SYSTEM_TRUSTED_KEYS=.*/CONFIG_SYSTEM_TRUSTED_KEYS=""/' \
-	-e 's/^CONFIG_SYSTEM_REVOCATION_KEYS=.*/CONFIG_SYSTEM_REVOCATION_KEYS=""/' \
-	"$obj/.config"
-# localmodconfig asks about new symbols: the default answers them all
-{ yes '' || true; } | kmake -s LSMOD="$MODLIST" localmodconfig >/dev/null
-(cd "$obj" && "$ksrc/scripts/kconfig/merge_config.sh" -m .config "$FRAGMENT" >/dev/null)
+log "configuring: $BASE base + debug.config"
+if [ "$BASE" = debian ]; then
+	cp "$BASE_CONFIG" "$obj/.config"
+	# Debian's config names its own certificate files; localmodconfig runs
+	# oldconfig, so drop them before.
+	sed -i -e 's/^CONFIG_SYSTEM_TRUSTED_KEYS=.*/CONFIG_SYSTEM_TRUSTED_KEYS=""/' \
+		-e 's/^CONFIG_SYSTEM_REVOCATION_KEYS=.*/CONFIG_SYSTEM_REVOCATION_KEYS=""/' \
+		"$obj/.config"
+	# localmodconfig asks about new symbols: the default answers them all
+	{ yes '' || true; } | kmake -s LSMOD="$MODLIST" localmodconfig >/dev/null
+	fragments=("$FRAGMENT")
+else
+	kmake -s x86_64_defconfig >/dev/null
+	fragments=("$HERE/vm.config" "$FRAGMENT")
+fi
+(cd "$obj" && "$ksrc/scripts/kconfig/merge_config.sh" -m .config "${fragments[@]}" >/dev/null)
 kmake -s olddefconfig
-# Every line of the fragment must have survived olddefconfig's dependency
+# Every line of the fragments must have survived olddefconfig's dependency
 # resolution, or the kernel is not the one this script promises.
 bad=0
-while IFS= read -r line; do
-	case $line in
-	CONFIG_*=*) grep -qxF -- "$line" "$obj/.config" || { log "not set: $line"; bad=1; } ;;
-	"# CONFIG_"*" is not set")
-		sym=${line#\# }; sym=${sym%% *}
-		! grep -q "^$sym=" "$obj/.config" || { log "still set: $sym"; bad=1; } ;;
-	esac
-done <"$FRAGMENT"
-[ $bad = 0 ] || die "debug.config does not apply to this source"
+for f in "${fragments[@]}"; do
+	while IFS= read -r line; do
+		case $line in
+		CONFIG_*=*) grep -qxF -- "$line" "$obj/.config" || { log "$(basename "$f"): not set: $line"; bad=1; } ;;
+		"# CONFIG_"*" is not set")
+			sym=${line#\# }; sym=${sym%% *}
+			! grep -q "^$sym=" "$obj/.config" || { log "$(basename "$f"): still set: $sym"; bad=1; } ;;
+		esac
+	done <"$f"
+done
+[ $bad = 0 ] || die "the fragments do not apply to this source"
 
 log "building with -j$JOBS (nice 19)"
 start=$(date +%s)
