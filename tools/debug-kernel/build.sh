@@ -135,8 +135,7 @@ dest=$DKC/kernel/$release
 rm -rf "$dest"
 mkdir -p "$dest/boot"
 kmake -s INSTALL_MOD_PATH="$dest" INSTALL_MOD_STRIP=1 modules_install >/dev/null
-# modules_install links build/ to the object tree: the module build of
-# check-debug uses it as KDIR.
+# The object tree stays: check-debug builds metaroce.ko against it.
 cp "$obj/arch/x86/boot/bzImage" "$dest/boot/vmlinuz-$release"
 cp "$obj/System.map" "$dest/boot/System.map-$release"
 cp "$obj/.config" "$dest/boot/config-$release"
