@@ -8,8 +8,8 @@
 #   vm      (default) x86_64_defconfig trimmed to what the test VM has and
 #           uses (vm.config)
 #   debian  Debian's config trimmed by localmodconfig to the modules the
-#           test VM loads (modules.list): closer to the stock kernel, but
-#           too big for two cores in a working session
+#           test VM loads (modules.list): closer to the stock kernel, a
+#           third more to compile
 #
 # Everything goes to a cache outside the repository, laid out the way the VM
 # runner reads a guest kernel:
