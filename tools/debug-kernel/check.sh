@@ -56,12 +56,14 @@ ko=$mod/src/metaroce.ko
 
 out=${METAROCE_CHECK_OUT:-$top/results/vm/debug-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
-# loglevel=7 after the runner's "quiet": lockdep reports at boot are
-# warnings, which quiet would keep off the console log.  preempt=full: more
-# race windows than Debian's default voluntary preemption.
+# --bzimage: with KASAN the kernel faults in its PVH entry, before KASAN's
+# shadow exists, and QEMU resets.  loglevel=7 after the runner's "quiet":
+# lockdep reports at boot are warnings, which quiet would keep off the
+# console log.  preempt=full: more race windows than Debian's default
+# voluntary preemption.
 METAROCE_CACHE=$DKC KVER=$release METAROCE_CHECK_OUT=$out \
 	"$top/tools/vm/check.sh" --module "$ko" --timeout "${DEBUG_TIMEOUT:-4h}" \
-	--hang-timeout 600 --kernel-arg loglevel=7 --kernel-arg kasan.fault=report \
+	--hang-timeout 600 --bzimage --kernel-arg loglevel=7 --kernel-arg kasan.fault=report \
 	--kernel-arg preempt=full -- "$@"
 rc=$?
 

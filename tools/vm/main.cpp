@@ -188,7 +188,7 @@ int run(int argc, char **argv) {
 
   // Inputs are prepared under the lock: the cache is shared by every run
   // from this checkout.
-  fs::path kernel = ensure_boot_kernel(repo);
+  fs::path kernel = opt.bzimage ? repo.vmlinuz() : ensure_boot_kernel(repo);
   fs::path initrd = ensure_initramfs(repo);
   fs::path modtree = ensure_module_tree(repo, guest_modules(opt, repo));
   AccelChoice accel =

@@ -33,6 +33,8 @@ options:
                     <repo>/metaroce.ko is added when it exists and no FILE
                     is named metaroce.ko)
   --kernel-arg ARG  append ARG to the kernel command line (repeatable)
+  --bzimage         boot the bzImage through its real-mode setup, not the
+                    vmlinux unpacked from it through the PVH entry
   --qemu-plugin P   load the TCG plugin P (QEMU's -plugin argument: FILE
                     followed by ,name=value arguments; TCG only)
   -h, --help        this text
@@ -78,6 +80,8 @@ Options parse_options(int argc, char **argv) {
       o.help = true;
     } else if (arg == "--keep") {
       o.keep = true;
+    } else if (arg == "--bzimage") {
+      o.bzimage = true;
     } else if (value(arg, "--timeout", v)) {
       o.timeout_s = static_cast<double>(parse_seconds(v, "--timeout"));
     } else if (value(arg, "--hang-timeout", v)) {
