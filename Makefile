@@ -47,7 +47,8 @@ check-vm: deps
 	@tools/check.sh --vm-only
 
 # TESTS="selftests/verbs/x.sh ..." runs only those.
-check-debug: deps
+check-debug: deps provider $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target metaroce-vm mroce-inject
 	@tools/debug-kernel/check.sh $(TESTS)
 
 demo: deps all
