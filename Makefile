@@ -46,10 +46,10 @@ check-host: deps
 check-vm: deps
 	@tools/check.sh --vm-only
 
-# TESTS="selftests/verbs/x.sh ..." runs only those.
+# DEBUG_TESTS="selftests/verbs/x.sh ..." runs only those.
 check-debug: deps provider $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS) --target metaroce-vm mroce-inject
-	@tools/debug-kernel/check.sh $(TESTS)
+	@tools/debug-kernel/check.sh $(DEBUG_TESTS)
 
 demo: deps all
 	@tools/demo.sh
