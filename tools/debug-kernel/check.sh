@@ -6,7 +6,7 @@
 #
 #   tools/debug-kernel/check.sh [TEST...]
 #
-# Builds the debug kernel if the cache has none (an hour or more on two
+# Builds the debug kernel if the cache has none (40 minutes on two busy
 # cores), builds metaroce.ko against it in the cache (the repository's own
 # metaroce.ko stays the stock kernel's), then boots it once with
 # tools/vm/check.sh and runs selftests/vm/tests.list, or the named tests.
