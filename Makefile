@@ -7,6 +7,7 @@
 #   make deps       install what the project needs (apt), idempotent
 #   make demo       boot the test VM: ib_write_bw over metaroce across a lossy multipath link
 #   make check      every test: host unit tests, sanitizers, fuzzers, then one VM boot
+#   make check-debug  the VM tests on a KASAN/KFENCE/lockdep build of the kernel
 #   make bench      benchmarks (tools/bench)
 #   make install    module, provider and /etc/libibverbs.d/metaroce.driver
 
@@ -17,7 +18,7 @@ JOBS    ?= $(shell nproc)
 DESTDIR ?=
 export KVER
 
-.PHONY: all deps module provider user check check-host check-vm demo bench install clean checkpatch
+.PHONY: all deps module provider user check check-host check-vm check-debug demo bench install clean checkpatch
 
 all: module provider user
 
@@ -44,6 +45,11 @@ check-host: deps
 
 check-vm: deps
 	@tools/check.sh --vm-only
+
+# DEBUG_TESTS="selftests/verbs/x.sh ..." runs only those.
+check-debug: deps provider $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target metaroce-vm mroce-inject
+	@tools/debug-kernel/check.sh $(DEBUG_TESTS)
 
 demo: deps all
 	@tools/demo.sh

@@ -19,7 +19,7 @@ ibverbs-utils ibverbs-providers libibverbs-dev perftest rdmacm-utils
 python3-pyverbs python3-pytest iproute2 iperf3 iputils-ping cmake make g++ gcc-12
 googletest libgtest-dev libgmock-dev libbenchmark-dev clang
 libclang-rt-14-dev python3-matplotlib linux-source-6.1 binutils xz-utils
-valgrind linux-perf"
+valgrind linux-perf flex bison bc libelf-dev libssl-dev"
 
 missing=""
 for p in $pkgs; do

@@ -11,8 +11,9 @@
 # and METAROCE_OUT set, stdin on /dev/null; kselftest exit codes: 0 pass,
 # 4 skip, anything else fail.  Each has a timeout (tests.list "timeout=S",
 # else -t, else $METAROCE_TEST_TIMEOUT, else 600 s).  A test also fails if
-# the kernel logged WARNING:, BUG:, Oops, refcount_t or general protection
-# while it ran (between two markers this script writes to /dev/kmsg).
+# the kernel logged WARNING:, BUG:, Oops, refcount_t, general protection or
+# lockdep's "trying to register non-static key" while it ran (between two
+# markers this script writes to /dev/kmsg).
 # Per-test output and kernel log: $METAROCE_OUT/session/.
 
 set -u
@@ -21,7 +22,7 @@ root=${METAROCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 out=${METAROCE_OUT:-/tmp}/session
 list=$root/selftests/vm/tests.list
 timeout_default=${METAROCE_TEST_TIMEOUT:-600}
-kernel_bad='WARNING:|BUG:|Oops|refcount_t|general protection'
+kernel_bad='WARNING:|BUG:|Oops|refcount_t|general protection|INFO: trying to register non-static key'
 tag="metaroce-session[$$]"
 
 while getopts t:l: opt; do

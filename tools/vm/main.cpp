@@ -93,9 +93,14 @@ std::vector<fs::path> guest_modules(const Options &opt,
   std::vector<fs::path> mods;
   std::error_code ec;
   fs::path ko = repo.root / "metaroce.ko";
-  if (fs::is_regular_file(ko, ec))
+  // A --module of the same name (metaroce.ko built against another kernel)
+  // takes the repository's place.
+  bool replaced = false;
+  for (const auto &m : opt.modules)
+    replaced |= fs::path(m).filename() == ko.filename();
+  if (!replaced && fs::is_regular_file(ko, ec))
     mods.push_back(ko);
-  else
+  else if (!replaced)
     note("no metaroce.ko in " + repo.root.string() +
          ": the guest gets the stock modules only");
   for (const auto &m : opt.modules) {
@@ -183,7 +188,7 @@ int run(int argc, char **argv) {
 
   // Inputs are prepared under the lock: the cache is shared by every run
   // from this checkout.
-  fs::path kernel = ensure_boot_kernel(repo);
+  fs::path kernel = opt.bzimage ? repo.vmlinuz() : ensure_boot_kernel(repo);
   fs::path initrd = ensure_initramfs(repo);
   fs::path modtree = ensure_module_tree(repo, guest_modules(opt, repo));
   AccelChoice accel =

@@ -12,12 +12,13 @@ const char *usage_text() {
   return R"(usage: metaroce-vm [options] [--] <command> [args...]
        metaroce-vm [options] --keep
 
-Boot Debian's 6.1.0-57-amd64 kernel under QEMU with the host root as a
-read-only 9p root (tmpfs overlay on top), run <command> in the guest as root
-(cwd and paths as on the host), stream its output, power off, and exit with
-its status.  A single <command> argument is run with `sh -c`; several are
-executed as they are.  In the guest: METAROCE_ROOT (repository), METAROCE_OUT
-(writable, the host's output directory), METAROCE_VM=1.
+Boot Debian's 6.1.0-57-amd64 kernel (or $KVER, from $METAROCE_CACHE/kernel)
+under QEMU with the host root as a read-only 9p root (tmpfs overlay on top),
+run <command> in the guest as root (cwd and paths as on the host), stream its
+output, power off, and exit with its status.  A single <command> argument is
+run with `sh -c`; several are executed as they are.  In the guest:
+METAROCE_ROOT (repository), METAROCE_OUT (writable, the host's output
+directory), METAROCE_VM=1.
 
 options:
   --timeout S       hard limit for the whole VM run (default 30m; s/m/h suffix)
@@ -29,8 +30,11 @@ options:
                     shell on stdin; power off when it exits
   --accel A         auto, kvm or tcg (default auto, or $METAROCE_VM_ACCEL)
   --module FILE     add a kernel module to the guest's module tree (repeatable;
-                    <repo>/metaroce.ko is added when it exists)
+                    <repo>/metaroce.ko is added when it exists and no FILE
+                    is named metaroce.ko)
   --kernel-arg ARG  append ARG to the kernel command line (repeatable)
+  --bzimage         boot the bzImage through its real-mode setup, not the
+                    vmlinux unpacked from it through the PVH entry
   --qemu-plugin P   load the TCG plugin P (QEMU's -plugin argument: FILE
                     followed by ,name=value arguments; TCG only)
   -h, --help        this text
@@ -76,6 +80,8 @@ Options parse_options(int argc, char **argv) {
       o.help = true;
     } else if (arg == "--keep") {
       o.keep = true;
+    } else if (arg == "--bzimage") {
+      o.bzimage = true;
     } else if (value(arg, "--timeout", v)) {
       o.timeout_s = static_cast<double>(parse_seconds(v, "--timeout"));
     } else if (value(arg, "--hang-timeout", v)) {

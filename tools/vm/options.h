@@ -12,8 +12,9 @@ struct Options {
   double hang_s = 180;     // heartbeat silence counted as a hang
   long mem_mib = 4096;
   int smp = 2;
-  std::string out;   // output directory; default results/vm/<timestamp>
-  bool keep = false; // interactive shell after the command
+  std::string out;      // output directory; default results/vm/<timestamp>
+  bool keep = false;    // interactive shell after the command
+  bool bzimage = false; // boot the bzImage, not the vmlinux unpacked from it
   std::string accel = "auto";
   std::vector<std::string> modules;     // extra .ko files for the guest
   std::vector<std::string> kernel_args; // appended to the kernel cmdline
