@@ -10,8 +10,8 @@
 // Packet events (end of serialisation, arrival) are due within a microsecond
 // or so of now: they go into the calendar.  Transport timers are mostly far
 // off (RTOs, probes) and, with thousands of connections, far more numerous:
-// they go straight into the heap (push_timer), as does whatever does not fit
-// the calendar.  pop() takes the earlier of the calendar's least event and
+// beyond the calendar's window, they go into the heap, as does whatever else
+// does not fit the calendar.  pop() takes the earlier of the calendar's least event and
 // the heap's top, so the order is exactly that of one heap.
 #pragma once
 
@@ -188,10 +188,6 @@ public:
       }
     }
     place_far(Event{time, seq, arg, target, type}, b);
-  }
-  // Timers, which are mostly far off: the same.
-  void push_timer(Time time, uint8_t type, uint32_t target, uint64_t arg) {
-    push(time, type, target, arg);
   }
 
   Event pop() {

@@ -35,7 +35,7 @@ uint64_t HostEnv::port_rate_bps(uint32_t port) const {
 }
 
 void HostEnv::set_timer(Time at, uint64_t cookie) {
-  net_->queue_.push_timer(std::max(at, net_->now_), Network::kEvTimer, host_, cookie);
+  net_->queue_.push(std::max(at, net_->now_), Network::kEvTimer, host_, cookie);
 }
 
 void HostEnv::tx_ready(uint32_t port) {

@@ -62,7 +62,7 @@ TEST(EventQueue, CalendarAndHeapGiveOneOrder) {
   uint64_t n = 0;
   auto push = [&](Time t, bool timer) {
     if (timer)
-      q.push_timer(t, 3, 0, n);
+      q.push(t, 3, 0, n);
     else
       q.push(t, 1, 0, n);
     ref.emplace(t, n++);
@@ -115,7 +115,7 @@ TEST(EventQueue, SparseEventsKeepOneOrder) {
     if (ref.size() < 8 && rng.below(2) == 0) {
       const uint64_t r = rng.below(10);
       const Time t = now + (r < 6 ? rng.below(1'500'000'000) : r < 9 ? rng.below(3'000'000) : 0);
-      q.push_timer(t, 3, 0, n);
+      q.push(t, 3, 0, n);
       ref.emplace(t, n++);
       continue;
     }
