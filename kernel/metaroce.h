@@ -299,6 +299,12 @@ struct mroce_av {
 	struct in6_addr daddr;
 	union ib_gid dgid;
 	u8 sgid_index;
+	/*
+	 * The GRH's fields as the application set them, for query only:
+	 * packets do not carry them.  One connection serves every QP to the
+	 * peer, each path takes its flow label from its own ports and the
+	 * route's hop limit, and the traffic class carries only ECN.
+	 */
 	u8 hop_limit;
 	u8 tclass;
 	u32 flow_label;
