@@ -130,14 +130,10 @@ hl_snapshot() {
 	done >"$1"
 }
 
-# hl_delta BEFORE AFTER NAME..: how much the named counters (summed) grew.
+# hl_delta BEFORE AFTER NAME..: how much the named counters (summed) grew
+# between two hl_snapshot files (datapath_lib.sh's dp_delta).
 hl_delta() {
-	_b=$1
-	_a=$2
-	shift 2
-	awk -v names=" $* " 'FNR == NR { b[$1] = $2; next }
-		index(names, " " $1 " ") { d += $2 - b[$1] } END { print d + 0 }' \
-		"$_b" "$_a"
+	dp_delta "$@"
 }
 
 # hl_group_counters GROUP SNAPSHOT: the counter names of an injector group
