@@ -11,6 +11,23 @@
 
 namespace mroce::test {
 
+// One connection of two paths, a dsn window of 1024 and no peer or ops:
+// the core's per-connection pieces driven directly.
+struct ConnFixture : ::testing::Test {
+  std::vector<uint8_t> mem;
+  mroce_conn *c;
+  void SetUp() override {
+    mroce_cfg cfg;
+    mroce_cfg_default(&cfg);
+    cfg.npaths = 2;
+    cfg.dsn_window = 1024;
+    mem.resize(mroce_conn_size(2));
+    c = reinterpret_cast<mroce_conn *>(mem.data());
+    static const mroce_ops ops{};
+    ASSERT_EQ(mroce_conn_init(c, &cfg, &ops, nullptr, 1, 1, 1, 0), 0);
+  }
+};
+
 // A WRITE of @len bytes of @fill to region @rkey.
 inline SendWr one_write(uint32_t rkey, uint32_t len, uint8_t fill) {
   return make_wr(MROCE_OP_WRITE, 1, len, fill, rkey);
@@ -18,7 +35,8 @@ inline SendWr one_write(uint32_t rkey, uint32_t len, uint8_t fill) {
 
 // Post @w at endpoint 0 and run until its completion; false on a timeout.
 inline bool write_to_completion(Fabric &f, SendWr w, uint64_t limit_ns) {
-  if (f.ep(0).post_send(f.ep(0).qp(1), std::move(w))) return false;
+  if (f.ep(0).post_send(f.ep(0).qp(1), std::move(w)))
+    return false;
   f.ep(0).drain(f.now);
   return f.run([&] { return !f.ep(0).qp(1).scq.empty(); }, limit_ns) &&
          f.ep(0).qp(1).scq[0].status == MROCE_WC_OK;
@@ -31,7 +49,8 @@ inline bool write_to_completion(Fabric &f, SendWr w, uint64_t limit_ns) {
 struct Regress : ::testing::Test {
   Fabric f{3};
   void SetUp() override {
-    for (auto &r : f.routes) r.assign(2, Route{});
+    for (auto &r : f.routes)
+      r.assign(2, Route{});
     auto cfg = test_cfg(2, 1024);
     f.add_endpoint(cfg);
     f.add_endpoint(cfg);
@@ -92,8 +111,10 @@ inline AckCount write_and_count(uint64_t delay_ns, uint32_t cwnd_pkts,
         p.hdr.opcode != MROCE_OP_WRITE)
       return false;
     n.data++;
-    if (p.hdr.flags & MROCE_F_ACK_REQ) n.ack_req++;
-    if (p.hdr.flags & MROCE_F_RETX) return false;
+    if (p.hdr.flags & MROCE_F_ACK_REQ)
+      n.ack_req++;
+    if (p.hdr.flags & MROCE_F_RETX)
+      return false;
     return lose_every && ++firsts % lose_every == 0;
   };
   f.ep(1).drop = [&](Endpoint &, const uint8_t *b, uint32_t sz) {
@@ -109,4 +130,4 @@ inline AckCount write_and_count(uint64_t delay_ns, uint32_t cwnd_pkts,
   return n;
 }
 
-}  // namespace mroce::test
+} // namespace mroce::test

@@ -14,30 +14,21 @@ extern "C" {
 #include "internal.h"
 }
 
+#include "fixtures.h"
+
 namespace {
 
-struct ConnFixture : ::testing::Test {
-  std::vector<uint8_t> mem;
-  mroce_conn *c;
-  void SetUp() override {
-    mroce_cfg cfg;
-    mroce_cfg_default(&cfg);
-    cfg.npaths = 2;
-    cfg.dsn_window = 1024;
-    mem.resize(mroce_conn_size(2));
-    c = reinterpret_cast<mroce_conn *>(mem.data());
-    static const mroce_ops ops{};
-    ASSERT_EQ(mroce_conn_init(c, &cfg, &ops, nullptr, 1, 1, 1, 0), 0);
-  }
-};
+using mroce::test::ConnFixture;
 
 TEST_F(ConnFixture, DsnReceiveWindowIsExactlyOnce) {
   std::mt19937 rng(9);
   std::vector<uint32_t> order(5000);
-  for (uint32_t i = 0; i < order.size(); i++) order[i] = i;
+  for (uint32_t i = 0; i < order.size(); i++)
+    order[i] = i;
   // shuffle inside windows of 512 so everything stays within the window
   for (size_t i = 0; i < order.size(); i += 512)
-    std::shuffle(order.begin() + i, order.begin() + std::min(order.size(), i + 512), rng);
+    std::shuffle(order.begin() + i,
+                 order.begin() + std::min(order.size(), i + 512), rng);
   std::set<uint32_t> seen;
   for (uint32_t d : order) {
     ASSERT_EQ(mroce_dsn_rx(c, d), MROCE_DSN_NEW);
@@ -59,12 +50,13 @@ TEST_F(ConnFixture, DsnReceiveWindowIsExactlyOnce) {
   uint32_t base = c->rx_dsn_base, win = c->cfg.dsn_window;
   EXPECT_EQ(mroce_dsn_rx(c, base - win), MROCE_DSN_DUP);
   EXPECT_EQ(mroce_dsn_rx(c, base - win - 1), MROCE_DSN_OUTSIDE);
-  EXPECT_EQ(mroce_dsn_rx(c, base + 0x80000000u), MROCE_DSN_OUTSIDE);  // half behind
+  EXPECT_EQ(mroce_dsn_rx(c, base + 0x80000000u),
+            MROCE_DSN_OUTSIDE); // half behind
   EXPECT_EQ(mroce_dsn_rx(c, base + MROCE_DSN_JUMP_MAX), MROCE_DSN_OUTSIDE);
   EXPECT_EQ(c->rx_dsn_base, base);
   EXPECT_EQ(mroce_dsn_check(c, base + MROCE_DSN_JUMP_MAX - 1), MROCE_DSN_JUMP);
   EXPECT_EQ(mroce_dsn_check(c, base + win), MROCE_DSN_JUMP);
-  EXPECT_EQ(mroce_dsn_check(c, base + win - 1), MROCE_DSN_DUP);  // 5000 + 1034
+  EXPECT_EQ(mroce_dsn_check(c, base + win - 1), MROCE_DSN_DUP); // 5000 + 1034
   EXPECT_EQ(mroce_dsn_check(c, base + win - 2), MROCE_DSN_NEW);
 }
 
@@ -72,12 +64,13 @@ TEST_F(ConnFixture, DsnSenderAcks) {
   c->tx_dsn_nxt = 100;
   EXPECT_FALSE(mroce_dsn_tx_acked(c, 5));
   EXPECT_TRUE(mroce_dsn_tx_ack(c, 5));
-  EXPECT_FALSE(mroce_dsn_tx_ack(c, 5));  // only once
+  EXPECT_FALSE(mroce_dsn_tx_ack(c, 5)); // only once
   EXPECT_EQ(c->tx_dsn_una, 0u);
-  for (uint32_t d = 0; d < 5; d++) EXPECT_TRUE(mroce_dsn_tx_ack(c, d));
+  for (uint32_t d = 0; d < 5; d++)
+    EXPECT_TRUE(mroce_dsn_tx_ack(c, d));
   EXPECT_EQ(c->tx_dsn_una, 6u);
   EXPECT_TRUE(mroce_dsn_tx_acked(c, 3));
-  EXPECT_FALSE(mroce_dsn_tx_ack(c, 100));  // never sent
+  EXPECT_FALSE(mroce_dsn_tx_ack(c, 100)); // never sent
 }
 
-}  // namespace
+} // namespace

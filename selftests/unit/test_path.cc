@@ -14,7 +14,11 @@ extern "C" {
 #include "internal.h"
 }
 
+#include "fixtures.h"
+
 namespace {
+
+using mroce::test::ConnFixture;
 
 TEST(Rtt, EstimatorFollowsRfc6298) {
   mroce_rtt r{};
@@ -23,12 +27,13 @@ TEST(Rtt, EstimatorFollowsRfc6298) {
   EXPECT_EQ(r.srtt, 100000u);
   EXPECT_EQ(r.rttvar, 50000u);
   EXPECT_EQ(r.rto, 300000u);
-  for (int i = 0; i < 100; i++) mroce_rtt_sample(&r, 100000, 50000, 10000000);
+  for (int i = 0; i < 100; i++)
+    mroce_rtt_sample(&r, 100000, 50000, 10000000);
   EXPECT_EQ(r.srtt, 100000u);
   EXPECT_LT(r.rttvar, 1000u);
-  EXPECT_EQ(r.rto, 100000u + 12500u);  // srtt + rto_min/4 floor on variance
+  EXPECT_EQ(r.rto, 100000u + 12500u); // srtt + rto_min/4 floor on variance
   mroce_rtt_sample(&r, 5000, 200000, 10000000);
-  EXPECT_GE(r.rto, 200000u);  // clamped to rto_min
+  EXPECT_GE(r.rto, 200000u); // clamped to rto_min
   EXPECT_EQ(r.min_rtt, 5000u);
 }
 
@@ -37,21 +42,12 @@ TEST(Rtt, EstimatorFollowsRfc6298) {
 // mroce_path_on_ack() as ack.c does when it decodes them.  The packets
 // belong to no stream, so a loss resolves its dsn instead of queueing a
 // retransmission.
-struct Scoreboard : ::testing::Test {
-  std::vector<uint8_t> mem;
-  mroce_conn *c = nullptr;
+struct Scoreboard : ConnFixture {
   mroce_path *p = nullptr;
   static constexpr uint32_t kLen = 1000;
 
   void SetUp() override {
-    mroce_cfg cfg;
-    mroce_cfg_default(&cfg);
-    cfg.npaths = 2;
-    cfg.dsn_window = 1024;
-    mem.resize(mroce_conn_size(2));
-    c = reinterpret_cast<mroce_conn *>(mem.data());
-    static const mroce_ops ops{};
-    ASSERT_EQ(mroce_conn_init(c, &cfg, &ops, nullptr, 1, 1, 1, 0), 0);
+    ConnFixture::SetUp();
     p = &c->paths[0];
   }
   // @n packets of kLen bytes sent on path 0 at @now, the next dsns.
@@ -79,7 +75,8 @@ struct Scoreboard : ::testing::Test {
   }
   uint32_t out_count() const {
     uint32_t n = 0;
-    for (uint64_t w : p->out_bits) n += static_cast<uint32_t>(__builtin_popcountll(w));
+    for (uint64_t w : p->out_bits)
+      n += static_cast<uint32_t>(__builtin_popcountll(w));
     return n;
   }
 };
@@ -110,10 +107,10 @@ TEST_F(Scoreboard, AckBlockAcknowledgesExactlyWhatArrived) {
   EXPECT_EQ(p->stats.acked_bytes, 5 * kLen);
   EXPECT_EQ(p->stats.lost_pkts, 1u);
   EXPECT_EQ(c->stats.lost, 1u);
-  EXPECT_EQ(p->inflight_pkts, 4u);  // 4, 7, 8, 9
+  EXPECT_EQ(p->inflight_pkts, 4u); // 4, 7, 8, 9
   EXPECT_EQ(p->inflight, 4 * kLen);
   EXPECT_EQ(c->inflight, 4 * kLen);
-  EXPECT_EQ(p->snd_una, 4u);  // past 0-2 (acked) and 3 (lost)
+  EXPECT_EQ(p->snd_una, 4u); // past 0-2 (acked) and 3 (lost)
   EXPECT_EQ(p->snd_high, 7u);
   EXPECT_EQ(mroce_path_ent(p, 4)->state, MROCE_TXE_INFLIGHT);
   EXPECT_EQ(mroce_path_ent(p, 5)->state, MROCE_TXE_ACKED);
@@ -157,7 +154,7 @@ TEST_F(Scoreboard, LostPacketArrivingLateWasSpurious) {
   EXPECT_EQ(p->gone_count, 0u);
   EXPECT_EQ(p->reo_ns, 10'000u / 4);
   EXPECT_EQ(p->reo_grown_ns, 30'000u);
-  EXPECT_EQ(p->stats.acked_pkts, 9u);  // 3 is not counted twice
+  EXPECT_EQ(p->stats.acked_pkts, 9u); // 3 is not counted twice
   EXPECT_EQ(p->snd_una, 10u);
   EXPECT_EQ(p->inflight, 0u);
   EXPECT_EQ(c->inflight, 0u);
@@ -171,18 +168,19 @@ TEST_F(Scoreboard, SackAcrossTheRingWrap) {
   send(200, 0);
   ack(200, {}, 10'000);
   ASSERT_EQ(p->snd_una, 200u);
-  send(100, 20'000);  // psns 200-299: ring positions 200-255, then 0-43
+  send(100, 20'000); // psns 200-299: ring positions 200-255, then 0-43
   mroce_ack_path ap{};
   ap.path = 0;
-  ap.cum_psn = 200;  // 200 missing
+  ap.cum_psn = 200; // 200 missing
   for (uint32_t psn = 201; psn < 300; psn++) {
-    if (psn == 260) continue;  // ring position 4: after the wrap
+    if (psn == 260)
+      continue; // ring position 4: after the wrap
     uint32_t d = psn - 201;
     ap.sack[d / 64] |= 1ull << (d % 64);
   }
   mroce_path_on_ack(c, p, &ap, 30'000);
   EXPECT_EQ(p->stats.acked_pkts, 200u + 98);
-  EXPECT_EQ(p->stats.lost_pkts, 2u);  // 200 and 260, passed by later psns
+  EXPECT_EQ(p->stats.lost_pkts, 2u); // 200 and 260, passed by later psns
   EXPECT_EQ(p->snd_una, 300u);
   EXPECT_EQ(p->snd_high, 300u);
   EXPECT_EQ(p->inflight_pkts, 0u);
@@ -219,11 +217,11 @@ TEST_F(Scoreboard, EcnCountsAreTakenOnceAndBounded) {
   EXPECT_EQ(p->stats.ce_pkts, 4u);
   EXPECT_EQ(p->peer_rcv, 10u);
   EXPECT_EQ(p->peer_ce, 4u);
-  mroce_path_on_ack(c, p, &ap, 11'000);  // the same counts: nothing new
+  mroce_path_on_ack(c, p, &ap, 11'000); // the same counts: nothing new
   EXPECT_EQ(p->stats.ce_pkts, 4u);
   ap.cum_psn = 12;
   ap.rcv_count = 12;
-  ap.ce_count = 9;  // 5 more marks for 2 more packets: 2
+  ap.ce_count = 9; // 5 more marks for 2 more packets: 2
   mroce_path_on_ack(c, p, &ap, 12'000);
   EXPECT_EQ(p->stats.ce_pkts, 6u);
   EXPECT_EQ(p->peer_ce, 9u);
@@ -247,4 +245,4 @@ TEST_F(Scoreboard, LoseAllResolvesEveryPacket) {
   EXPECT_EQ(c->tx_dsn_una, 6u);
 }
 
-}  // namespace
+} // namespace
