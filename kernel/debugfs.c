@@ -42,8 +42,8 @@ static void show_peer(struct seq_file *s, struct mroce_peer *p)
 	struct mroce_conn_stats cs;
 	u32 i;
 
-	mroce_peer_lock_all_bh(p);
-	mroce_conn_stats_sum(c, &cs);
+	spin_lock_bh(&p->lock);
+	mroce_conn_get_stats(c, &cs);
 	if (p->v4)
 		seq_printf(s, "peer %pI4 local %pI4", &p->raddr.s6_addr32[3],
 			   &p->laddr.s6_addr32[3]);
@@ -61,7 +61,7 @@ static void show_peer(struct seq_file *s, struct mroce_peer *p)
 		   cs.rtos, cs.tlps, cs.rx_dup_dsn);
 	for (i = 0; i < c->npaths; i++)
 		show_path(s, &c->paths[i]);
-	mroce_peer_unlock_all_bh(p);
+	spin_unlock_bh(&p->lock);
 }
 
 static void show_stream(struct seq_file *s, const struct mroce_stream *st)
@@ -105,7 +105,7 @@ static void show_peer_streams(struct seq_file *s, struct mroce_peer *p)
 	struct mroce_qp *qp;
 	unsigned int bkt;
 
-	mroce_peer_lock_all_bh(p);
+	spin_lock_bh(&p->lock);
 	seq_printf(s,
 		   "conn %u state %u timer_at %llu wheel_in %ld now %llu next_timer %llu dsn nxt %u una %u window %u rx_base %u retx %u..%u ack_at %llu paced %u pace_next %llu inflight %u cwnd %u sched %d waitq %d pollq %d ackq %d\n",
 		   c->id, c->state, p->timer_at,
@@ -124,7 +124,7 @@ static void show_peer_streams(struct seq_file *s, struct mroce_peer *p)
 		if (qp->xs)
 			show_stream(s, &qp->xs->st);
 	}
-	mroce_peer_unlock_all_bh(p);
+	spin_unlock_bh(&p->lock);
 }
 
 static int streams_show(struct seq_file *s, void *unused)

@@ -109,10 +109,6 @@ enum mroce_cnt {
 	MROCE_CNT_BAD_WQE,		/* an entry that failed validation */
 	MROCE_CNT_RX_BAD_RSN,		/* a peer named a receive out of order */
 	MROCE_CNT_PEER_LOCK_WAITS,	/* a peer's lock was taken: waited */
-	MROCE_CNT_RX_ONE_LOCK,		/* packet taken under one of two locks */
-	MROCE_CNT_LOCK_UPGRADES,	/* ... which then needed the send lock */
-	MROCE_CNT_LOCK_FOLLOWUPS,	/* ... or left work for both locks */
-	MROCE_CNT_DB_ONE_LOCK,		/* doorbell under the send lock alone */
 	MROCE_CNT_DB_TIMER_AFTER,	/* a doorbell set the timer itself */
 	MROCE_CNT_CONN_FAILED,		/* a connection failed (logged) */
 	MROCE_CNT_QP_REHOMED,		/* moved off a restarted connection */
@@ -426,17 +422,11 @@ struct mroce_qp {
  * is dropped: packets to transmit (handed to the peer's transmitter), an
  * ACK still to be made an skb, and CQs to notify.
  */
-/* Which of a peer's two locks a critical section holds. */
-#define MROCE_LOCK_RX	1	/* peer->lock: the connection's receive half */
-#define MROCE_LOCK_TX	2	/* peer->tx_lock: its send half */
-#define MROCE_LOCK_ALL	(MROCE_LOCK_RX | MROCE_LOCK_TX)
-
 struct mroce_batch {
 	struct sk_buff_head skbs;	/* for the peer's ordered queue */
 	struct sk_buff_head acks;	/* sent at once, by the batch's owner */
 	struct list_head cqs;
 	u64 now;
-	u8 locks;			/* MROCE_LOCK_* held */
 	bool defer_timer;		/* a doorbell's: see mroce_peer_unlock */
 	/* one ACK's header, made an skb after the unlock (tx.c) */
 	u32 ack_len;
@@ -454,11 +444,6 @@ static inline void mroce_batch_init(struct mroce_batch *b)
 }
 
 /*
- * One per (device, remote address): wraps the core's connection.  @lock
- * protects the connection, every stream attached to it and the rings of
- * their QPs.  The memory is freed after an RCU grace period.
- */
-/*
  * The route of one path (its UDP source port), cached: a path is a fixed
  * 5-tuple, so its route only changes when the routing tables do (the
  * cache's check) or when the path moves to a new port.
@@ -468,16 +453,20 @@ struct mroce_route {
 	u16 sport;			/* the port the cached route is for */
 };
 
+/*
+ * One per (device, remote address): wraps the core's connection.  The
+ * memory is freed after an RCU grace period.
+ */
 struct mroce_peer {
 	struct mroce_dev *mdev;
 	/*
-	 * Two locks, taken in this order (design.md, section 8): @lock for
-	 * the connection's receive half and @tx_lock for its send half.
-	 * Most sections hold both; the receipt of data can run under @lock
-	 * alone while an ACK's receipt runs under @tx_lock alone.
+	 * @lock protects the connection and everything of the peer but the
+	 * transmit queue (design.md, "Locks"): every call into the core is
+	 * made under it.  @txq_lock, inside it, protects @txq and @xmitting.
 	 */
 	spinlock_t lock;
-	spinlock_t tx_lock;
+	spinlock_t txq_lock;
+	struct mroce_batch *batch;	/* the section's, for core callbacks */
 	struct mroce_conn *conn;	/* kvzalloc(mroce_conn_size()) */
 	u32 id;				/* conn->id, hashed in mdev->conn_ids */
 	bool v4;
@@ -504,7 +493,6 @@ struct mroce_peer {
 
 	DECLARE_HASHTABLE(qps, 5);	/* attached QPs by QPN */
 	unsigned int nqps;
-	/* these two, timer*, wheel, more_tx, txq: under @tx_lock */
 	struct list_head flush_qps;	/* to move to ERR after the core call */
 	struct list_head sq_qps;	/* SQ to take more entries from */
 	u64 rnr_sent;			/* of streams detached from it */
@@ -514,7 +502,7 @@ struct mroce_peer {
 
 	struct sk_buff_head txq;	/* built, waiting for the transmitter */
 	bool xmitting;			/* a context is draining txq */
-	struct mroce_route *routes;	/* per path id; ports set under @lock */
+	struct mroce_route *routes;	/* per path id */
 	u32 nroutes;
 	struct page *tx_page;		/* payload fragments are cut from it */
 	u32 tx_off;
@@ -592,7 +580,6 @@ static inline void mroce_count(struct mroce_dev *mdev, enum mroce_cnt c)
 
 /* params.c: module parameters and debugfs tunables, read with READ_ONCE() */
 extern unsigned short mroce_udp_port;
-extern unsigned int mroce_lock_split;
 extern unsigned int mroce_tx_zerocopy;
 extern unsigned int mroce_share_epoch_us;
 extern unsigned int mroce_share_grants;
@@ -740,13 +727,6 @@ struct mroce_peer *mroce_peer_get(struct mroce_dev *mdev,
 				  const struct mroce_av *av);
 void mroce_peer_put(struct mroce_peer *peer);
 void mroce_peer_lock(struct mroce_peer *peer, struct mroce_batch *b);
-void mroce_peer_lock_some(struct mroce_peer *peer, struct mroce_batch *b,
-			  u8 locks);
-void mroce_peer_relock_all(struct mroce_peer *peer, struct mroce_batch *b);
-void mroce_peer_need_tx(struct mroce_peer *peer);
-void mroce_peer_lock_all_bh(struct mroce_peer *peer);
-void mroce_peer_unlock_all_bh(struct mroce_peer *peer);
-DECLARE_PER_CPU(struct mroce_batch *, mroce_cur_batch);
 void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b);
 struct mroce_peer *mroce_peer_find(struct mroce_dev *mdev,
 				   const struct in6_addr *raddr);

@@ -124,17 +124,25 @@ static int op_atomic(void *ctx, struct mroce_stream *st,
 	return MROCE_ST_OK;
 }
 
+/* The batch of the section that called into the core (peer.c). */
+static struct mroce_batch *ctx_batch(void *ctx)
+{
+	struct mroce_peer *peer = ctx;
+
+	lockdep_assert_held(&peer->lock);
+	return peer->batch;
+}
+
 static void op_send_done(void *ctx, struct mroce_stream *st, u64 cookie,
 			 int wc_status)
 {
-	mroce_sq_done(st_to_qp(st), (u32)cookie, wc_status,
-		      this_cpu_read(mroce_cur_batch));
+	mroce_sq_done(st_to_qp(st), (u32)cookie, wc_status, ctx_batch(ctx));
 }
 
 static void op_recv_done(void *ctx, struct mroce_stream *st,
 			 const struct mroce_recv_done *rd)
 {
-	mroce_rq_done(st_to_qp(st), rd, this_cpu_read(mroce_cur_batch));
+	mroce_rq_done(st_to_qp(st), rd, ctx_batch(ctx));
 }
 
 static void op_stream_error(void *ctx, struct mroce_stream *st, int wc_status)
@@ -235,11 +243,6 @@ static void op_conn_event(void *ctx, struct mroce_conn *c, int event, u32 arg)
 	}
 }
 
-static void op_lock_tx(void *ctx)
-{
-	mroce_peer_need_tx(ctx);
-}
-
 const struct mroce_ops mroce_core_ops = {
 	.stream_lookup = op_stream_lookup,
 	.recv_claim = op_recv_claim,
@@ -250,5 +253,4 @@ const struct mroce_ops mroce_core_ops = {
 	.recv_done = op_recv_done,
 	.stream_error = op_stream_error,
 	.conn_event = op_conn_event,
-	.lock_tx = op_lock_tx,
 };

@@ -136,13 +136,6 @@ unsigned int mroce_share_epoch_us = 1000;
 unsigned int mroce_share_grants = 1;
 unsigned int mroce_tx_zerocopy = 1;
 /*
- * Data and ACKs of one connection received at once on two CPUs, each under
- * one of the peer's two locks, and doorbells that do not wait for a data
- * receipt (design.md, section 8); 0: both locks for everything, as one
- * lock.
- */
-unsigned int mroce_lock_split = 7;
-/*
  * A deadline a millisecond or more away (a loss timer, an epoch) of a
  * connection that is not losing and has at most a request or response in
  * flight may fire this much late.  With a tick or more such a deadline
@@ -185,8 +178,7 @@ static const struct mroce_tunable {
 	MROCE_TUNABLE(share_grants, mroce_share_grants, 0, 1),
 	/* send payloads in registered memory as page references */
 	MROCE_TUNABLE(tx_zerocopy, mroce_tx_zerocopy, 0, 1),
-	/* 1: data, 2: ACKs, 4: doorbells under one of the two locks; a sum */
-	MROCE_TUNABLE(lock_split, mroce_lock_split, 0, 7),
+	/* slack of far deadlines of a connection that is not losing */
 	MROCE_TUNABLE(far_slack_us, far_slack_us, 0, USEC_PER_SEC),
 };
 

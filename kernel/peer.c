@@ -13,12 +13,11 @@
  * a new peer.
  *
  * The critical section: mroce_peer_lock() ... core call ...
- * mroce_peer_unlock().  Core callbacks only queue work that needs the core
- * again (QP flushes, taking more SQ entries); unlock settles it, drains the
- * packets the core has to send, re-arms the timer, drops the lock, and only
- * then transmits and calls completion handlers.  A receive may hold one of
- * the two locks only (mroce_peer_lock_some(), conn.h "Two locks"): data
- * the receive half's, an ACK the send half's.
+ * mroce_peer_unlock().  The lock makes the core's callers one at a time,
+ * as its contract asks (core/conn.h).  Core callbacks only queue work that
+ * needs the core again (QP flushes, taking more SQ entries); unlock settles
+ * it, drains the packets the core has to send, re-arms the timer, drops the
+ * lock, and only then transmits and calls completion handlers.
  */
 #include <linux/jhash.h>
 #include <linux/random.h>
@@ -179,19 +178,6 @@ static void peer_arm(struct mroce_peer *p, u64 now, u64 at)
 			       HRTIMER_MODE_ABS_SOFT);
 }
 
-/* Tools and lifetime code that look at the whole peer. */
-void mroce_peer_lock_all_bh(struct mroce_peer *peer)
-{
-	spin_lock_bh(&peer->lock);
-	spin_lock(&peer->tx_lock);
-}
-
-void mroce_peer_unlock_all_bh(struct mroce_peer *peer)
-{
-	spin_unlock(&peer->tx_lock);
-	spin_unlock_bh(&peer->lock);
-}
-
 /* Either timer: serve what is due; unlocking arms for what is next. */
 static void peer_timer_run(struct mroce_peer *p, bool hr)
 {
@@ -220,87 +206,31 @@ static void peer_wheel_fn(struct timer_list *t)
 }
 
 /*
- * The section's batch, for core callbacks: sections do not nest on a CPU
- * (bottom halves are off in all of them), and two CPUs may each be in a
- * section of the same peer.
+ * Enter a peer's critical section.  @b collects what the section leaves for
+ * after the unlock; core callbacks find it as peer->batch (ops.c).
+ * Sections do not nest, and bottom halves stay off in them.
  */
-DEFINE_PER_CPU(struct mroce_batch *, mroce_cur_batch);
-
-/* Say how often two CPUs want a peer's lock at once. */
-static void peer_take(struct mroce_peer *peer, spinlock_t *lock)
-{
-	if (unlikely(!spin_trylock(lock))) {
-		mroce_count(peer->mdev, MROCE_CNT_PEER_LOCK_WAITS);
-		spin_lock(lock);
-	}
-}
-
-/* @locks: MROCE_LOCK_RX, MROCE_LOCK_TX or both (conn.h, "Two locks"). */
-void mroce_peer_lock_some(struct mroce_peer *peer, struct mroce_batch *b,
-			  u8 locks)
-{
-	mroce_batch_init(b);
-	b->locks = locks;
-	local_bh_disable();
-	if (locks & MROCE_LOCK_RX)
-		peer_take(peer, &peer->lock);
-	if (locks & MROCE_LOCK_TX)
-		peer_take(peer, &peer->tx_lock);
-	b->now = ktime_get_ns();
-	this_cpu_write(mroce_cur_batch, b);
-}
-
 void mroce_peer_lock(struct mroce_peer *peer, struct mroce_batch *b)
 {
-	mroce_peer_lock_some(peer, b, MROCE_LOCK_ALL);
-}
-
-/*
- * A section holding the send lock alone that changed nothing needs both
- * after all (an ACK mroce_conn_rx_ack() refused): the order forbids taking
- * the receive lock on top, so drop the send lock and take both.
- */
-void mroce_peer_relock_all(struct mroce_peer *peer, struct mroce_batch *b)
-{
-	if (WARN_ON_ONCE(b->locks != MROCE_LOCK_TX))
-		return;
-	spin_unlock(&peer->tx_lock);
-	peer_take(peer, &peer->lock);
-	peer_take(peer, &peer->tx_lock);
-	b->locks = MROCE_LOCK_ALL;
+	mroce_batch_init(b);
+	local_bh_disable();
+	/* say how often two CPUs want a peer at once */
+	if (unlikely(!spin_trylock(&peer->lock))) {
+		mroce_count(peer->mdev, MROCE_CNT_PEER_LOCK_WAITS);
+		spin_lock(&peer->lock);
+	}
 	b->now = ktime_get_ns();
+	peer->batch = b;
 }
 
-/*
- * A section holding the receive lock only is about to touch the send half
- * (ops->lock_tx, a QP flush): it takes the send lock too, which the lock
- * order allows.  A no-op in a section that holds it, or outside one.
- */
-void mroce_peer_need_tx(struct mroce_peer *peer)
-{
-	struct mroce_batch *b = this_cpu_read(mroce_cur_batch);
-
-	if (!b || (b->locks & MROCE_LOCK_TX))
-		return;
-	mroce_count(peer->mdev, MROCE_CNT_LOCK_UPGRADES);
-	peer_take(peer, &peer->tx_lock);
-	b->locks |= MROCE_LOCK_TX;
-}
-
-/*
- * Finish what callbacks deferred: QP flushes first, then SQ refills.  Both
- * are the send half's; a flush also empties the receive queue, so with the
- * send lock alone it is left for a section with both (true returned).
- */
-static bool peer_settle(struct mroce_peer *p, struct mroce_batch *b)
+/* Finish what callbacks deferred: QP flushes first, then SQ refills. */
+static void peer_settle(struct mroce_peer *p, struct mroce_batch *b)
 {
 	struct mroce_qp *qp;
 
 	for (;;) {
 		qp = list_first_entry_or_null(&p->flush_qps, struct mroce_qp,
 					      flush_node);
-		if (qp && b->locks != MROCE_LOCK_ALL)
-			return true;
 		if (qp) {
 			list_del_init(&qp->flush_node);
 			mroce_qp_flush(qp, b);
@@ -309,47 +239,14 @@ static bool peer_settle(struct mroce_peer *p, struct mroce_batch *b)
 		qp = list_first_entry_or_null(&p->sq_qps, struct mroce_qp,
 					      sq_node);
 		if (!qp)
-			return false;
-		/* flushing an SQ in error empties its RQ as well */
-		if (qp->state == IB_QPS_ERR && b->locks != MROCE_LOCK_ALL)
-			return true;
+			return;
 		list_del_init(&qp->sq_node);
 		mroce_sq_run(qp, b);
 	}
 }
 
-/*
- * Packets leave in the order the core produced them: one context at a time
- * transmits a peer's queue (a path is an ordered route; reordering its
- * packets would look like loss).  Whoever finds no transmitter becomes it
- * and sends until the queue stays empty, with bottom halves disabled so
- * the packets are also received in order on this CPU.  ACKs are not
- * ordered and leave first, from the context that built them: in a
- * ping-pong the receive softirq that sends one ACK would otherwise still
- * be the transmitter when the application answers on the other CPU, and
- * carry the answer too, so both directions ran on one CPU, inside the
- * first side's system call.
- */
-/*
- * The receive lock alone: only the ACKs the receipt owes go out.  The send
- * lock is taken after all when there is more: a delayed-ACK deadline for
- * the timer, or more ACKs than one drain's budget.
- */
-static void peer_unlock_rx(struct mroce_peer *peer, struct mroce_batch *b)
-{
-	if (peer->dead)
-		return;
-	if (!mroce_peer_drain(peer, b) && !mroce_conn_rx_due(peer->conn))
-		return;
-	mroce_peer_need_tx(peer);
-}
-
-/*
- * Serve a deadline that passed, then arm for the next one.  Returns true
- * when a passed deadline needs a section with both locks.
- */
-static bool peer_unlock_timer(struct mroce_peer *peer, struct mroce_batch *b,
-			      bool all)
+/* Serve a deadline that passed, then arm for the next one. */
+static void peer_unlock_timer(struct mroce_peer *peer, struct mroce_batch *b)
 {
 	u64 at;
 
@@ -359,68 +256,62 @@ static bool peer_unlock_timer(struct mroce_peer *peer, struct mroce_batch *b,
 	 * A deadline that passed is served here, by whoever holds the lock,
 	 * rather than by the timer: a soft hrtimer waits for its softirq,
 	 * which a busy CPU defers to ksoftirqd, which waits behind the busy
-	 * task for milliseconds.  Timers may touch either half: with the
-	 * send lock alone, a section with both follows.
+	 * task for milliseconds.
 	 */
 	if (at && at <= b->now && !peer->more_tx) {
-		if (!all)
-			return true;
 		mroce_conn_on_timer(peer->conn, b->now);
 		peer->more_tx = mroce_peer_drain(peer, b);
 		peer_settle(peer, b);
 		at = mroce_conn_next_timer(peer->conn);
 	}
 	peer_arm(peer, b->now, at);
-	return false;
 }
 
-/* Returns true when a section with both locks must follow this one. */
-static bool peer_unlock_tx(struct mroce_peer *peer, struct mroce_batch *b)
-{
-	bool all = b->locks == MROCE_LOCK_ALL, follow;
-
-	follow = peer_settle(peer, b);
-	if (peer->dead)
-		return false;
-	peer->more_tx = mroce_peer_drain(peer, b);
-	/* a payload that could not be copied fails its QP */
-	follow |= peer_settle(peer, b);
-	/*
-	 * A doorbell's packets are received (over veth, or loopback) when
-	 * bottom halves come back on after the unlock, and the application
-	 * on the other side waits for them: the timer is set after that, by
-	 * the section of their ACK if it came in that softirq run, else by
-	 * one of the doorbell's own (mroce_peer_unlock).
-	 */
-	if (b->defer_timer && !peer->more_tx)
-		peer->timer_stale = true;
-	else if (peer_unlock_timer(peer, b, all))
-		return true;
-	return follow || (!all && mroce_conn_cross_pending(peer->conn));
-}
-
+/*
+ * Packets leave in the order the core produced them: one context at a time
+ * transmits a peer's queue (a path is an ordered route; reordering its
+ * packets would look like loss).  Whoever finds no transmitter becomes it
+ * and sends until the queue stays empty, with bottom halves disabled so
+ * the packets are also received in order on this CPU.  The queue has its
+ * own lock, so that the transmitter never waits for a section to end.
+ * ACKs are not ordered and leave first, from the context that built them:
+ * in a ping-pong the receive softirq that sends one ACK would otherwise
+ * still be the transmitter when the application answers on the other CPU,
+ * and carry the answer too, so both directions ran on one CPU, inside the
+ * first side's system call.
+ */
 void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
 {
-	bool xmit = false, follow = false;
+	bool xmit = false;
 
-	if (b->locks == MROCE_LOCK_RX)
-		peer_unlock_rx(peer, b);	/* may take the send lock */
-	if (b->locks & MROCE_LOCK_TX)
-		follow = peer_unlock_tx(peer, b);
-	this_cpu_write(mroce_cur_batch, NULL);
-	/* the receive lock alone sends ACKs only, never into txq */
-	if (!skb_queue_empty(&b->skbs) &&
-	    !WARN_ON_ONCE(!(b->locks & MROCE_LOCK_TX))) {
+	peer_settle(peer, b);
+	if (!peer->dead) {
+		peer->more_tx = mroce_peer_drain(peer, b);
+		/* a payload that could not be copied fails its QP */
+		peer_settle(peer, b);
+		/*
+		 * A doorbell's packets are received (over veth, or loopback)
+		 * when bottom halves come back on after the unlock, and the
+		 * application on the other side waits for them: the timer is
+		 * set after that, by the section of their ACK if it came in
+		 * that softirq run, else by one of the doorbell's own (below).
+		 */
+		if (b->defer_timer && !peer->more_tx)
+			peer->timer_stale = true;
+		else
+			peer_unlock_timer(peer, b);
+	}
+	peer->batch = NULL;
+	if (!skb_queue_empty(&b->skbs)) {
+		spin_lock(&peer->txq_lock);
 		skb_queue_splice_tail_init(&b->skbs, &peer->txq);
 		xmit = !peer->xmitting;
 		peer->xmitting = true;
+		spin_unlock(&peer->txq_lock);
 	}
 	/* Keeps the peer and the notified CQs alive past the unlock. */
 	rcu_read_lock();
-	if (b->locks & MROCE_LOCK_TX)
-		spin_unlock(&peer->tx_lock);
-	if (b->locks & MROCE_LOCK_RX)
-		spin_unlock(&peer->lock);
+	spin_unlock(&peer->lock);
 	mroce_batch_build_ack(peer, b);
 	if (!skb_queue_empty(&b->acks))
 		mroce_peer_xmit_list(peer, &b->acks);
@@ -428,19 +319,12 @@ void mroce_peer_unlock(struct mroce_peer *peer, struct mroce_batch *b)
 		mroce_peer_xmit(peer);
 	local_bh_enable();
 	mroce_cq_notify_batch(b);
-	/* what one lock could not finish: a section with both, once */
-	if (follow) {
-		struct mroce_batch b2;
-
-		mroce_count(peer->mdev, MROCE_CNT_LOCK_FOLLOWUPS);
-		mroce_peer_lock(peer, &b2);
-		mroce_peer_unlock(peer, &b2);
-	} else if (b->defer_timer && READ_ONCE(peer->timer_stale)) {
+	if (b->defer_timer && READ_ONCE(peer->timer_stale)) {
 		/* the timer a doorbell left, unless an ACK set it since */
 		struct mroce_batch b2;
 
 		mroce_count(peer->mdev, MROCE_CNT_DB_TIMER_AFTER);
-		mroce_peer_lock_some(peer, &b2, MROCE_LOCK_TX);
+		mroce_peer_lock(peer, &b2);
 		mroce_peer_unlock(peer, &b2);
 	}
 	rcu_read_unlock();
@@ -498,7 +382,7 @@ static struct mroce_peer *peer_alloc(struct mroce_dev *mdev,
 	p->laddr = *laddr;
 	p->raddr = *raddr;
 	spin_lock_init(&p->lock);
-	spin_lock_init(&p->tx_lock);
+	spin_lock_init(&p->txq_lock);
 	refcount_set(&p->ref, 1);
 	hash_init(p->qps);
 	INIT_LIST_HEAD(&p->flush_qps);
@@ -553,9 +437,9 @@ static void peer_free(struct mroce_peer *p)
 	struct mroce_dev *mdev = p->mdev;
 
 	lockdep_assert_held(&mdev->peers_mutex);
-	mroce_peer_lock_all_bh(p);
+	spin_lock_bh(&p->lock);
 	p->dead = true;
-	mroce_peer_unlock_all_bh(p);
+	spin_unlock_bh(&p->lock);
 	hrtimer_cancel(&p->timer);
 	del_timer_sync(&p->wheel);
 	mroce_retire_peer(mdev, p);
@@ -604,10 +488,10 @@ static bool peer_usable(struct mroce_peer *p)
 {
 	bool ok;
 
-	mroce_peer_lock_all_bh(p);
+	spin_lock_bh(&p->lock);
 	ok = !p->closed && p->conn->state != MROCE_CONN_FAILED &&
 	     p->conn->state != MROCE_CONN_CLOSED;
-	mroce_peer_unlock_all_bh(p);
+	spin_unlock_bh(&p->lock);
 	return ok;
 }
 
@@ -677,7 +561,6 @@ struct mroce_peer *mroce_peer_get(struct mroce_dev *mdev,
 void mroce_peer_attach(struct mroce_peer *peer, struct mroce_qp *qp)
 {
 	lockdep_assert_held(&peer->lock);
-	lockdep_assert_held(&peer->tx_lock);
 	hash_add(peer->qps, &qp->peer_node, qp->ibqp.qp_num);
 	peer->nqps++;
 	WRITE_ONCE(peer->last_active, ktime_get_ns());
@@ -687,7 +570,6 @@ void mroce_peer_attach(struct mroce_peer *peer, struct mroce_qp *qp)
 void mroce_peer_detach(struct mroce_peer *peer, struct mroce_qp *qp)
 {
 	lockdep_assert_held(&peer->lock);
-	lockdep_assert_held(&peer->tx_lock);
 	hash_del(&qp->peer_node);
 	peer->nqps--;
 	WRITE_ONCE(peer->last_active, ktime_get_ns());
@@ -696,13 +578,11 @@ void mroce_peer_detach(struct mroce_peer *peer, struct mroce_qp *qp)
 	WRITE_ONCE(qp->peer, NULL);
 }
 
-/* Either lock will do: attach and detach hold both. */
 struct mroce_qp *mroce_peer_qp(struct mroce_peer *peer, u32 qpn)
 {
 	struct mroce_qp *qp;
 
-	lockdep_assert(lockdep_is_held(&peer->lock) ||
-		       lockdep_is_held(&peer->tx_lock));
+	lockdep_assert_held(&peer->lock);
 	hash_for_each_possible(peer->qps, qp, peer_node, qpn)
 		if (qp->ibqp.qp_num == qpn)
 			return qp;

@@ -73,19 +73,17 @@ void mroce_qp_error(struct mroce_qp *qp, u8 wc_status)
 {
 	if (!qp->peer)
 		return;
-	mroce_peer_need_tx(qp->peer);	/* flush_qps is the send half's */
-	lockdep_assert_held(&qp->peer->tx_lock);
+	lockdep_assert_held(&qp->peer->lock);
 	if (list_empty(&qp->flush_node))
 		list_add_tail(&qp->flush_node, &qp->peer->flush_qps);
 }
 
-/* Both peer locks held, outside any core call. */
+/* The peer lock held, outside any core call. */
 void mroce_qp_flush(struct mroce_qp *qp, struct mroce_batch *b)
 {
 	if (!qp->peer)
 		return;
 	lockdep_assert_held(&qp->peer->lock);
-	lockdep_assert_held(&qp->peer->tx_lock);
 	qp->state = IB_QPS_ERR;
 	mroce_stream_flush(&qp->xs->st);
 	mroce_sq_flush(qp, b);

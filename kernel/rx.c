@@ -91,25 +91,6 @@ static bool host_congested(struct mroce_dev *mdev)
 	return true;
 }
 
-/*
- * Which of the peer's locks a packet needs (conn.h, "Two locks"): an ACK
- * the send half's, a WRITE or SEND the receive half's, anything else both.
- * The state is read without either; the core checks it again, and asks
- * for the other lock, or refuses the ACK, if it changed.
- */
-static u8 rx_locks(struct mroce_peer *peer, const struct mroce_pkt *pkt)
-{
-	unsigned int split = READ_ONCE(mroce_lock_split);
-
-	if (!split || READ_ONCE(peer->conn->state) != MROCE_CONN_ESTABLISHED)
-		return MROCE_LOCK_ALL;
-	if (pkt->hdr.opcode == MROCE_OP_ACK)
-		return split & 2 ? MROCE_LOCK_TX : MROCE_LOCK_ALL;
-	if ((split & 1) && mroce_rx_recv_only(&pkt->hdr))
-		return MROCE_LOCK_RX;
-	return MROCE_LOCK_ALL;
-}
-
 void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 {
 	struct in6_addr saddr, daddr;
@@ -165,28 +146,9 @@ void mroce_rx(struct mroce_dev *mdev, struct sk_buff *skb)
 
 	meta.pctx = skb;
 	meta.ce = ce || host_congested(mdev);
-	mroce_peer_lock_some(peer, &b, rx_locks(peer, &pkt));
-	if (b.locks == MROCE_LOCK_TX) {
-		/* an ACK: the send half only, unless it needs more */
-		bool done = peer->dead ||
-			    mroce_conn_rx_ack(peer->conn, &pkt, skb->data, b.now);
-
-		if (done) {
-			if (!peer->dead) {
-				WRITE_ONCE(peer->last_active, b.now);
-				mroce_count(mdev, MROCE_CNT_RX_ONE_LOCK);
-			}
-			mroce_peer_unlock(peer, &b);
-			consume_skb(skb);
-			return;
-		}
-		/* refused, nothing changed: again with both */
-		mroce_peer_relock_all(peer, &b);
-	}
+	mroce_peer_lock(peer, &b);
 	if (!peer->dead) {
 		WRITE_ONCE(peer->last_active, b.now);
-		if (b.locks == MROCE_LOCK_RX)
-			mroce_count(mdev, MROCE_CNT_RX_ONE_LOCK);
 		mroce_conn_rx(peer->conn, &pkt, skb->data, &meta, b.now);
 	}
 	mroce_peer_unlock(peer, &b);

@@ -246,27 +246,16 @@ static void sq_take(struct mroce_qp *qp, struct mroce_batch *b)
 
 /*
  * Work the send queue after a doorbell or a completion: the QP's consumer
- * lock is held (the peer's send lock, and the receive lock too when @b
- * says so: only attached QPs get here).
+ * lock, its peer's, is held (only attached QPs get here).
  */
 void mroce_sq_run(struct mroce_qp *qp, struct mroce_batch *b)
 {
 	struct mroce_stream *st = &qp->xs->st;
 
-	lockdep_assert_held(&qp->peer->tx_lock);
+	lockdep_assert_held(&qp->peer->lock);
 	switch (qp->state) {
 	case IB_QPS_ERR:
-		/*
-		 * What was posted after the error is flushed, the RQ too: the
-		 * receive half's.  With the send lock alone (a doorbell that
-		 * raced the error) peer_settle() leaves it for a section with
-		 * both.
-		 */
-		if (b->locks != MROCE_LOCK_ALL) {
-			if (list_empty(&qp->sq_node))
-				list_add_tail(&qp->sq_node, &qp->peer->sq_qps);
-			return;
-		}
+		/* what was posted after the error is flushed, the RQ too */
 		mroce_sq_flush(qp, b);
 		mroce_rq_flush(qp, b);
 		return;
@@ -406,23 +395,6 @@ int mroce_sq_place(struct mroce_qp *qp, u32 idx, u32 offset,
 
 /* ---- doorbell ---- */
 
-/*
- * Taking entries into the stream and sending them is the send half's work
- * (conn.h, "Two locks"), so a doorbell does not wait for a data receipt
- * on another CPU.  In a ping-pong it would: the application sees the last
- * byte placed and rings while that receipt still holds the receive lock.
- * A flush (the QP in error) and a connection not yet established take
- * both; the state is read without the lock, sq_run() checks it again.
- */
-static u8 kick_locks(struct mroce_qp *qp, struct mroce_peer *peer)
-{
-	if (!(READ_ONCE(mroce_lock_split) & 4) ||
-	    READ_ONCE(qp->state) == IB_QPS_ERR ||
-	    READ_ONCE(peer->conn->state) != MROCE_CONN_ESTABLISHED)
-		return MROCE_LOCK_ALL;
-	return MROCE_LOCK_TX;
-}
-
 /* Run the SQ now: take entries, or flush them in the error state. */
 static void qp_kick(struct mroce_qp *qp)
 {
@@ -433,9 +405,7 @@ static void qp_kick(struct mroce_qp *qp)
 	rcu_read_lock();
 	peer = READ_ONCE(qp->peer);
 	if (peer) {
-		mroce_peer_lock_some(peer, &b, kick_locks(qp, peer));
-		if (b.locks == MROCE_LOCK_TX)
-			mroce_count(qp->mdev, MROCE_CNT_DB_ONE_LOCK);
+		mroce_peer_lock(peer, &b);
 		b.defer_timer = true;
 		if (qp->peer == peer)
 			mroce_sq_run(qp, &b);

@@ -86,10 +86,6 @@ static const char *const mroce_glue_stat[MROCE_NUM_GLUE_CNT] = {
 	[MROCE_CNT_BAD_WQE] = "bad_wqe",
 	[MROCE_CNT_RX_BAD_RSN] = "rx_bad_rsn",
 	[MROCE_CNT_PEER_LOCK_WAITS] = "peer_lock_waits",
-	[MROCE_CNT_RX_ONE_LOCK] = "rx_one_lock",
-	[MROCE_CNT_LOCK_UPGRADES] = "lock_upgrades",
-	[MROCE_CNT_LOCK_FOLLOWUPS] = "lock_followups",
-	[MROCE_CNT_DB_ONE_LOCK] = "db_one_lock",
 	[MROCE_CNT_DB_TIMER_AFTER] = "db_timer_after",
 	[MROCE_CNT_CONN_FAILED] = "conn_failed",
 	[MROCE_CNT_QP_REHOMED] = "qps_rehomed",
@@ -142,10 +138,9 @@ static void peer_sum(const struct mroce_peer *p, struct mroce_retired *r)
 	struct mroce_conn_stats cs;
 	u32 i;
 
-	lockdep_assert(p->dead || (lockdep_is_held(&p->lock) &&
-				   lockdep_is_held(&p->tx_lock)));
+	lockdep_assert(p->dead || lockdep_is_held(&p->lock));
 
-	mroce_conn_stats_sum(c, &cs);
+	mroce_conn_get_stats(c, &cs);
 	conn_add(&r->conn, &cs);
 	for (i = 0; i < c->cfg.npaths; i++)
 		r->rx_dup_path += c->paths[i].stats.rx_dup;
@@ -186,9 +181,9 @@ int mroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	mutex_lock(&mdev->peers_mutex);
 	sum = mdev->retired;
 	list_for_each_entry(p, &mdev->peer_list, node) {
-		mroce_peer_lock_all_bh(p);
+		spin_lock_bh(&p->lock);
 		peer_sum(p, &sum);
-		mroce_peer_unlock_all_bh(p);
+		spin_unlock_bh(&p->lock);
 	}
 	stats->value[MROCE_STAT_PEERS] = mdev->npeers;
 	mutex_unlock(&mdev->peers_mutex);

@@ -247,47 +247,33 @@ void mroce_batch_build_ack(struct mroce_peer *p, struct mroce_batch *b)
 		__skb_queue_tail(&b->acks, skb);
 }
 
-/* Headers written under the receive lock alone: p->hdr is the sender's. */
-static DEFINE_PER_CPU(u8 [sizeof_field(struct mroce_peer, hdr)], mroce_ack_hdr);
-
 /*
- * What the section's locks allow: everything with both, ACKs with the
- * receive lock, the rest with the send lock.  True when the budget ran out
- * with more to send.
+ * Build what the core has to send, up to a budget.  True when the budget
+ * ran out with more to send.
  */
 bool mroce_peer_drain(struct mroce_peer *p, struct mroce_batch *b)
 {
 	unsigned int n, budget = MROCE_TX_BUDGET;
-	bool tx_lock = b->locks & MROCE_LOCK_TX;
-	unsigned int what = b->locks == MROCE_LOCK_ALL ? MROCE_POLL_ALL :
-			    tx_lock ? MROCE_POLL_SEND : MROCE_POLL_ACKS;
-	u8 *hdr = tx_lock ? p->hdr : this_cpu_ptr(mroce_ack_hdr);
+	u8 *hdr = p->hdr;
 	struct sk_buff *skb;
 	struct mroce_tx tx;
 	bool ack;
 
-	lockdep_assert(!(b->locks & MROCE_LOCK_RX) || lockdep_is_held(&p->lock));
-	lockdep_assert(!(b->locks & MROCE_LOCK_TX) ||
-		       lockdep_is_held(&p->tx_lock));
+	lockdep_assert_held(&p->lock);
 	for (n = 0; n < budget; n++) {
-		if (mroce_conn_poll(p->conn, b->now, hdr, p->hdr_cap, &tx,
-				    what) != MROCE_POLL_PACKET)
+		if (mroce_conn_poll_tx(p->conn, b->now, hdr, p->hdr_cap,
+				       &tx) != MROCE_POLL_PACKET)
 			return false;
 		if (tx.path < p->nroutes) {
 			struct mroce_route *r = &p->routes[tx.path];
 
 			/*
 			 * The path moved to a new port: a new route.  The
-			 * sender's to change; an ACK that sees the change
-			 * first goes without the cache.
+			 * transmitter reads the port outside the lock.
 			 */
 			if (READ_ONCE(r->sport) != tx.sport) {
-				if (tx_lock) {
-					dst_cache_reset(&r->cache);
-					WRITE_ONCE(r->sport, tx.sport);
-				} else {
-					tx.path = p->nroutes;
-				}
+				dst_cache_reset(&r->cache);
+				WRITE_ONCE(r->sport, tx.sport);
 			}
 		}
 		/*
@@ -469,14 +455,14 @@ void mroce_peer_xmit(struct mroce_peer *p)
 
 	__skb_queue_head_init(&q);
 	for (;;) {
-		spin_lock(&p->tx_lock);
+		spin_lock(&p->txq_lock);
 		skb_queue_splice_init(&p->txq, &q);
 		if (skb_queue_empty(&q)) {
 			p->xmitting = false;
-			spin_unlock(&p->tx_lock);
+			spin_unlock(&p->txq_lock);
 			return;
 		}
-		spin_unlock(&p->tx_lock);
+		spin_unlock(&p->txq_lock);
 		mroce_peer_xmit_list(p, &q);
 	}
 }

@@ -79,12 +79,10 @@ static struct mroce_path *ack_path_out(struct mroce_conn *c, u32 hint)
 {
 	u32 i;
 
-	/* the send side's: this may run under the receive lock alone */
-	if (hint < c->npaths &&
-	    MROCE_READ_ONCE(c->paths[hint].state) == MROCE_PATH_ACTIVE)
+	if (hint < c->npaths && c->paths[hint].state == MROCE_PATH_ACTIVE)
 		return &c->paths[hint];
 	for (i = 0; i < c->npaths; i++)
-		if (MROCE_READ_ONCE(c->paths[i].state) == MROCE_PATH_ACTIVE)
+		if (c->paths[i].state == MROCE_PATH_ACTIVE)
 			return &c->paths[i];
 	return &c->paths[hint < c->npaths ? hint : 0];
 }
@@ -174,11 +172,11 @@ u32 mroce_ack_build(struct mroce_conn *c, u64 now, u8 *buf, u32 cap,
 
 	memset(tx, 0, sizeof(*tx));
 	tx->hdr_len = off;
-	tx->sport = MROCE_READ_ONCE(p->sport);
+	tx->sport = p->sport;
 	tx->path = p->id;
 	tx->src = MROCE_SRC_NONE;
 	tx->opcode = MROCE_OP_ACK;
-	c->rstats.tx_acks++;
+	c->stats.tx_acks++;
 	return off;
 }
 

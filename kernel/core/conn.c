@@ -59,15 +59,10 @@ _Static_assert(offsetof(struct mroce_conn, paths) % 64 == 0 &&
 	       sizeof(struct mroce_path) % 64 == 0,
 	       "struct mroce_conn: paths[] not on a line");
 
-void mroce_conn_stats_sum(const struct mroce_conn *c,
-			  struct mroce_conn_stats *sum)
+void mroce_conn_get_stats(const struct mroce_conn *c,
+			  struct mroce_conn_stats *out)
 {
-	const u64 *a = (const u64 *)&c->stats, *b = (const u64 *)&c->rstats;
-	u64 *o = (u64 *)sum;
-	size_t i;
-
-	for (i = 0; i < sizeof(*sum) / sizeof(u64); i++)
-		o[i] = a[i] + b[i];
+	*out = c->stats;
 }
 
 /* The connection, its paths, their rings, the retransmission queue. */

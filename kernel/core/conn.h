@@ -11,8 +11,10 @@
  *  - drains packets to transmit:  mroce_conn_poll_tx() until it says so
  *  - arms one timer per connection at mroce_conn_next_timer() and calls
  *    mroce_conn_on_timer() when it fires
- *  - serialises all calls for one connection and everything reachable from
- *    it (its streams); different connections are independent.
+ *  - makes one call at a time for a connection and everything reachable
+ *    from it (its streams, and their callbacks): the core takes no locks,
+ *    and a call may touch any of the connection's state.  Different
+ *    connections are independent.
  * Memory placement, completions and stream lookups are callbacks (ops).
  */
 #ifndef MROCE_CORE_CONN_H
@@ -130,12 +132,6 @@ struct mroce_ops {
 	/* The stream hit a fatal error (verbs: move the QP to ERR). */
 	void (*stream_error)(void *ctx, struct mroce_stream *st, int wc_status);
 	void (*conn_event)(void *ctx, struct mroce_conn *c, int event, u32 arg);
-	/*
-	 * The receipt of data is about to touch send-side state: a caller
-	 * that holds only its receive lock (see mroce_conn_rx()) takes its
-	 * send lock too.  NULL, or a no-op, for a caller with one lock.
-	 */
-	void (*lock_tx)(void *ctx);
 };
 
 struct mroce_cfg {
@@ -358,24 +354,12 @@ struct mroce_conn {
 	u64 hello_at;
 	struct mroce_list share_node;
 	u64 share_prev;		/* rx_data_bytes at the last epoch */
-	/* counted under the send lock; rstats under the receive lock */
 	struct mroce_conn_stats stats;	/* its first line: every packet's */
 	u64 share_rate;		/* bytes/s measured in the last epoch */
 	/* NACKs for packets that named no stream of ours */
 	struct mroce_ack_stream orphan[4];
 	u64 tx_dsn_acked[MROCE_DSN_WINDOW / 64];
 	u64 rx_dsn_bits[MROCE_DSN_WINDOW / 64];
-	/*
-	 * What the receipt of data counts (mroce_conn_rx() without the send
-	 * lock); mroce_conn_stats_sum() adds the two.
-	 */
-	struct mroce_conn_stats rstats;
-	/* send side: inside mroce_conn_rx_ack() */
-	u8 ack_only;
-	/* send side: streams with resp_freed wait for a pass with both locks */
-	u8 cross_pending;
-	/* send side: the current poll must not read receive state */
-	u8 send_only;
 
 	/*
 	 * Proofs (protocol.md 6.2, 6.3).  A RESET or CLOSE from the peer
@@ -392,7 +376,7 @@ struct mroce_conn {
 	u64 reset_echo;		/* the echo of the RESET we owe */
 	u64 accept_next;	/* no second ACCEPT before this */
 	struct mroce_key key;	/* tokens: mroce_conn_set_key() */
-	u8 pad[32];		/* paths[] stays line-aligned (conn.c) */
+	u8 pad[40];		/* paths[] stays line-aligned (conn.c) */
 	/*
 	 * The paths start on a cache line of a line-aligned connection, so a
 	 * timer scan reads two lines of each path, not three.
@@ -453,62 +437,9 @@ struct mroce_rx_meta {
 void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		   const void *buf, const struct mroce_rx_meta *m, u64 now);
 
-/*
- * Two locks.  A connection's state is in two halves: the receiver's (what
- * it owes the peer: path SACK state, dsn window, streams' frontiers and
- * responder slots, the ACK to build) and the sender's (paths' send side,
- * scoreboard, retransmissions, congestion control, posted messages,
- * timers).  A caller may guard them with one lock, calling everything
- * under it; or with a receive lock and a send lock, always taken in that
- * order, so that the receipt of an ACK and the receipt of data can run at
- * once on two CPUs.  With two locks:
- *  - mroce_conn_rx() of WRITE* and SEND* without an ACK body needs the
- *    receive lock only; the core calls ops->lock_tx first where it must
- *    touch the send half (a broken stream, a READ or atomic at the
- *    frontier, a connection not established).  Then poll with
- *    MROCE_POLL_ACKS, and skip mroce_conn_next_timer() unless ops->lock_tx
- *    was called or mroce_conn_rx_due() says an ACK deadline is set.
- *  - mroce_conn_rx_ack() needs the send lock only; then poll with
- *    MROCE_POLL_SEND.  mroce_conn_cross_pending() says when a pass with both
- *    locks must follow (mroce_conn_poll_tx() does what is left).
- *  - mroce_stream_post() to an active stream of an established connection
- *    needs the send lock only (a doorbell); then poll as after an ACK.
- *  - everything else, both locks.
- */
-
-/*
- * Is @h data that an established connection takes under the receive lock
- * alone?  A WRITE or SEND without an ACK body.
- */
-static inline bool mroce_rx_recv_only(const struct mroce_hdr *h)
-{
-	return h->opcode >= MROCE_OP_WRITE && h->opcode <= MROCE_OP_SEND_IMM &&
-	       !(h->flags & MROCE_F_ACK_BODY);
-}
-
-/*
- * An ACK under the send lock alone.  False, with nothing changed, when it
- * needs the whole connection (not established, or it carries a NACK): the
- * caller then calls mroce_conn_rx() with both locks.
- */
-bool mroce_conn_rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
-		       const void *buf, u64 now);
-
-/* After mroce_conn_rx_ack(): does a pass with both locks have work? */
-static inline bool mroce_conn_cross_pending(const struct mroce_conn *c)
-{
-	return c->cross_pending;
-}
-
-/* After a receive-lock-only mroce_conn_rx(): a delayed-ACK deadline is set. */
-static inline bool mroce_conn_rx_due(const struct mroce_conn *c)
-{
-	return c->ack_at != 0;
-}
-
-/* The two halves' counters added up. */
-void mroce_conn_stats_sum(const struct mroce_conn *c,
-			  struct mroce_conn_stats *sum);
+/* A copy of the connection's counters. */
+void mroce_conn_get_stats(const struct mroce_conn *c,
+			  struct mroce_conn_stats *out);
 
 /* Where a packet's payload comes from: the caller copies it. */
 enum mroce_src {
@@ -546,16 +477,6 @@ enum mroce_poll {
  */
 enum mroce_poll mroce_conn_poll_tx(struct mroce_conn *c, u64 now, void *buf,
 				   u32 cap, struct mroce_tx *tx);
-
-/* What mroce_conn_poll() may produce, for a caller holding one lock. */
-enum {
-	MROCE_POLL_ACKS = 1,	/* ACKs only: the receive lock */
-	MROCE_POLL_SEND = 2,	/* data, retransmissions: the send lock */
-	MROCE_POLL_ALL = 3,	/* = mroce_conn_poll_tx(): both */
-};
-
-enum mroce_poll mroce_conn_poll(struct mroce_conn *c, u64 now, void *buf,
-				u32 cap, struct mroce_tx *tx, unsigned int what);
 
 /*
  * Absolute time of the next timer event, or 0 when none is armed.  Not

@@ -56,7 +56,7 @@ void mroce_dsn_commit(struct mroce_conn *c, u32 dsn)
 				mroce_bit_clear(c->rx_dsn_bits, c->rx_dsn_base,
 					  MROCE_DSN_MASK);
 		c->rx_dsn_base = floor;
-		c->rstats.rx_dsn_jumps++;
+		c->stats.rx_dsn_jumps++;
 	}
 	mroce_bit_set(c->rx_dsn_bits, dsn, MROCE_DSN_MASK);
 	while (mroce_bit_test(c->rx_dsn_bits, c->rx_dsn_base, MROCE_DSN_MASK)) {

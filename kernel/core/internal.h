@@ -67,13 +67,6 @@ static inline void mroce_timer_path(struct mroce_conn *c,
 	c->timer_dirty |= 1ull << p->id;
 }
 
-/* Receive side, about to touch the send half: see ops->lock_tx. */
-static inline void mroce_lock_tx(struct mroce_conn *c)
-{
-	if (c->ops->lock_tx)
-		c->ops->lock_tx(c->ctx);
-}
-
 /*
  * A message was received whole (its last packet asked for an ACK, or its
  * stream's frontier moved): the ACK goes at once, or, when data going the
@@ -96,7 +89,7 @@ static inline void mroce_ack_soft_resolve(struct mroce_conn *c, u64 now)
 	at = now + MROCE_MIN(c->cfg.ack_hold_ns, c->cfg.ack_delay_ns);
 	if (!c->ack_at || c->ack_at > at)
 		c->ack_at = at;
-	c->rstats.ack_holds++;
+	c->stats.ack_holds++;
 }
 
 /* A stream entry (frontier / NACK) should go out with the next ACK. */
@@ -109,8 +102,6 @@ static inline void mroce_ackq_add(struct mroce_conn *c,
 		c->ack_now = 1;
 }
 
-void mroce_stream_settle(struct mroce_conn *c, struct mroce_stream *st,
-			 u64 now);
 void mroce_waitq_arm(struct mroce_conn *c, struct mroce_stream *st, u64 at);
 
 /* ---- dsn.c: exactly-once bookkeeping ---- */

@@ -132,16 +132,6 @@ static inline void mroce_put_be64(u64 v, void *p)
 #endif
 #endif /* __KERNEL__ */
 
-/*
- * A field the other lock's holder writes (conn.h, "Two locks"): read once,
- * whole, without letting the compiler re-read or tear it.
- */
-#ifdef __KERNEL__
-#define MROCE_READ_ONCE(x)	READ_ONCE(x)
-#else
-#define MROCE_READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
-#endif
-
 #define mroce_ctz64(x)		((unsigned int)__builtin_ctzll(x))
 #define mroce_clz64(x)		((unsigned int)__builtin_clzll(x))
 #define MROCE_MIN(a, b)		((a) < (b) ? (a) : (b))

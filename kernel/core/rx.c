@@ -119,7 +119,7 @@ static bool rx_window_ok(struct mroce_conn *c, enum mroce_sack_result ps,
 	case MROCE_SACK_NEW:
 		if (ds != MROCE_DSN_OUTSIDE)
 			return true;
-		c->rstats.rx_drop_dsn++;
+		c->stats.rx_drop_dsn++;
 		return false;
 	case MROCE_SACK_FAR:
 		if (ds == MROCE_DSN_NEW)
@@ -130,7 +130,7 @@ static bool rx_window_ok(struct mroce_conn *c, enum mroce_sack_result ps,
 			return true;
 		break;
 	}
-	c->rstats.rx_drop_psn++;
+	c->stats.rx_drop_psn++;
 	return false;
 }
 
@@ -150,7 +150,7 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	 * implicit accept has us sending on one path, it may still use more).
 	 */
 	if (h->path >= c->cfg.npaths) {
-		c->rstats.rx_drop_path++;
+		c->stats.rx_drop_path++;
 		return;
 	}
 	/* both numbers are checked before either commits anything */
@@ -168,7 +168,7 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		st = find_stream(c, h);
 		if (st && msn_beyond(st, h)) {
 			st->stats.rx_window++;
-			c->rstats.rx_drop_msn++;
+			c->stats.rx_drop_msn++;
 			return;
 		}
 	}
@@ -177,11 +177,11 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	else
 		rx_path(c, p, h, m->ce, now);
 	if (ds == MROCE_DSN_DUP) {
-		c->rstats.rx_dup_dsn++;
+		c->stats.rx_dup_dsn++;
 		return;
 	}
 	mroce_dsn_commit(c, h->dsn);
-	c->rstats.rx_data++;
+	c->stats.rx_data++;
 	c->rx_data_bytes += pkt->payload_len;
 	if (c->share) {
 		mroce_share_rx(c->share, c);
@@ -202,7 +202,7 @@ static void rx_sequenced(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		c->ack_now = 1;
 
 	if (!st) {
-		c->rstats.rx_drop_stream++;
+		c->stats.rx_drop_stream++;
 		/* responses to a vanished requester need no answer */
 		if (h->opcode != MROCE_OP_READ_RESP &&
 		    h->opcode != MROCE_OP_ATOMIC_RESP)
@@ -225,39 +225,14 @@ static void rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	mroce_ack_rx(c, pkt, buf, now);
 }
 
-bool mroce_conn_rx_ack(struct mroce_conn *c, const struct mroce_pkt *pkt,
-		       const void *buf, u64 now)
-{
-	/* a NACK may fail a stream, which its receive half must see */
-	if (pkt->hdr.opcode != MROCE_OP_ACK || pkt->ack_nack ||
-	    c->state != MROCE_CONN_ESTABLISHED ||
-	    pkt->hdr.src_conn != c->peer_id)
-		return false;
-	c->stats.rx_pkts++;
-	c->stats.rx_bytes += pkt->payload_len;
-	c->stats.rx_acks++;
-	/*
-	 * No soft ACK to resolve: only the receive side sets one, and a freed
-	 * response job leaves its frontier to the next pass with both locks.
-	 */
-	c->ack_only = 1;
-	rx_ack(c, pkt, buf, now);
-	c->ack_only = 0;
-	return true;
-}
-
 void mroce_conn_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		   const void *buf, const struct mroce_rx_meta *m, u64 now)
 {
 	const struct mroce_hdr *h = &pkt->hdr;
 	struct mroce_stream *st;
 
-	c->rstats.rx_pkts++;
-	c->rstats.rx_bytes += pkt->payload_len;
-	/* receive lock alone: conn.h, "Two locks" */
-	if (!mroce_rx_recv_only(h) || c->state != MROCE_CONN_ESTABLISHED ||
-	    h->src_conn != c->peer_id)
-		mroce_lock_tx(c);
+	c->stats.rx_pkts++;
+	c->stats.rx_bytes += pkt->payload_len;
 
 	switch (h->opcode) {
 	case MROCE_OP_CONNECT:

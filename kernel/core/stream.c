@@ -467,11 +467,6 @@ static void tx_deliver(struct mroce_conn *c, struct mroce_stream *st)
 		if (t->state != MROCE_TXM_DONE)
 			break;
 		status = t->status;
-		if (status != MROCE_WC_OK && c->ack_only) {
-			st->deliver_held = 1;
-			c->cross_pending = 1;
-			return;
-		}
 		t->state = MROCE_TXM_FREE;
 		st->tx_una++;
 		if (mroce_seq_lt(st->tx_next, st->tx_una))
@@ -537,12 +532,6 @@ void mroce_stream_pkt_acked(struct mroce_conn *c,
 			st->resp_count--;
 		}
 		/* the frontier may have been waiting for a free job */
-		if (c->ack_only) {
-			/* the receive half is not ours: mroce_conn_poll() */
-			st->resp_freed = 1;
-			c->cross_pending = 1;
-			return;
-		}
 		mroce_stream_rx_advance(c, st, now);
 		return;
 	}
@@ -564,21 +553,6 @@ void mroce_stream_pkt_acked(struct mroce_conn *c,
 			st->poll_at = now + mroce_conn_pto(c);
 			mroce_waitq_arm(c, st, st->poll_at);
 		}
-	}
-}
-
-/* What receipts under the send lock alone left: see mroce_conn_rx_ack(). */
-void mroce_stream_settle(struct mroce_conn *c, struct mroce_stream *st,
-			 u64 now)
-{
-	if (st->deliver_held) {
-		st->deliver_held = 0;
-		st->progress_ns = now;
-		tx_deliver(c, st);
-	}
-	if (st->resp_freed) {
-		st->resp_freed = 0;
-		mroce_stream_rx_advance(c, st, now);
 	}
 }
 
@@ -728,7 +702,6 @@ void mroce_stream_rx_resp(struct mroce_conn *c, struct mroce_stream *st,
 static void rx_break(struct mroce_conn *c, struct mroce_stream *st,
 		     struct mroce_rxmsg *r, u8 status, u32 msn, u8 attempt)
 {
-	mroce_lock_tx(c);	/* the stream's state, its QP's flush */
 	st->nack_status = status;
 	st->nack_msn = msn;
 	st->nack_attempt = attempt;
@@ -842,8 +815,6 @@ void mroce_stream_rx_advance(struct mroce_conn *c, struct mroce_stream *st,
 		case MROCE_OP_READ_REQ:
 		case MROCE_OP_CMP_SWAP:
 		case MROCE_OP_FETCH_ADD:
-			/* response jobs are the sender's to send and free */
-			mroce_lock_tx(c);
 			if (st->resp_count == MROCE_MAX_RD_ATOMIC)
 				goto out;	/* resumes when a job frees */
 			if (r->op == MROCE_OP_READ_REQ) {

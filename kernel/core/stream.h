@@ -171,15 +171,6 @@ struct mroce_stream {
 	u32 id;			/* local stream id (our QPN) */
 	u32 peer;		/* the peer's stream id (its QPN) */
 	u8 state;
-	/*
-	 * Send side, left by an ACK taken under the send lock alone for the
-	 * next pass with both locks (mroce_conn_rx_ack()): a response job was
-	 * freed (the responder frontier may move on), or the next completion
-	 * to deliver is an error (the stream breaks, which its receive half
-	 * must see).
-	 */
-	u8 resp_freed;
-	u8 deliver_held;
 	u8 touched;		/* posted to, or a packet came for it */
 	struct mroce_stream_params prm;
 	struct mroce_list node;		/* conn->streams */

@@ -121,7 +121,7 @@ u64 mroce_conn_next_timer(struct mroce_conn *c)
 	}
 	if (!c->peer_nonce && c->hello_tries <= c->cfg.hello_retries)
 		m = earlier1(m, c->hello_at);
-	m = earlier1(m, MROCE_READ_ONCE(c->ack_at));	/* receive side's */
+	m = earlier1(m, c->ack_at);
 	/* only when the pacer, not a window, is what holds data back */
 	if (c->paced)
 		m = earlier1(m, c->pace_next_ns - c->cfg.pace_slack_ns);

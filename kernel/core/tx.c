@@ -342,8 +342,7 @@ static void emit_data(struct mroce_conn *c, struct mroce_path *p,
 		p->ackreq_on = 1;
 	}
 	tx->hdr_len = mroce_wire_encode(&pkt, buf);
-	/* an ACK body is the receive half's: not under the send lock alone */
-	if (c->cfg.ack_bodies && !c->send_only)
+	if (c->cfg.ack_bodies)
 		tx->hdr_len = add_ack_body(c, pkt.hdr.flags, ref->len, retx,
 					   now, buf, cap, tx->hdr_len);
 	tx->sport = p->sport;
@@ -438,56 +437,26 @@ static enum mroce_poll poll_data(struct mroce_conn *c, u64 now, void *buf,
 	return MROCE_POLL_IDLE;
 }
 
-/* What receipts under the send lock alone left for both locks. */
-static void settle_cross(struct mroce_conn *c, u64 now)
-{
-	struct mroce_list *n;
-
-	c->cross_pending = 0;
-	for (n = c->streams.next; n != &c->streams; n = n->next)
-		mroce_stream_settle(c, mroce_list_entry(n, struct mroce_stream,
-							node), now);
-}
-
-enum mroce_poll mroce_conn_poll(struct mroce_conn *c, u64 now, void *buf,
-				u32 cap, struct mroce_tx *tx, unsigned int what)
+enum mroce_poll mroce_conn_poll_tx(struct mroce_conn *c, u64 now, void *buf,
+				   u32 cap, struct mroce_tx *tx)
 {
 	enum mroce_poll r;
 
 	if (MROCE_WARN_ON(cap < MROCE_TX_BUF_MIN))
 		return MROCE_POLL_IDLE;
-	if (what == MROCE_POLL_ALL) {
-		if (c->cross_pending)
-			settle_cross(c, now);
-		/* control: set and sent with both locks */
-		if (poll_ctrl(c, now, buf, tx))
-			return MROCE_POLL_PACKET;
-	}
+	if (poll_ctrl(c, now, buf, tx))
+		return MROCE_POLL_PACKET;
 	if (c->state != MROCE_CONN_ESTABLISHED)
 		return MROCE_POLL_IDLE;
-	if (what & MROCE_POLL_ACKS) {
-		mroce_ack_soft_resolve(c, now);
-		if (c->ack_now || (c->ack_at && c->ack_at <= now) ||
-		    c->norphan) {
-			if (mroce_ack_build(c, now, (u8 *)buf, cap, tx)) {
-				c->rstats.tx_pkts++;
-				c->rstats.tx_bytes += tx->hdr_len;
-				return MROCE_POLL_PACKET;
-			}
-		}
+	mroce_ack_soft_resolve(c, now);
+	if ((c->ack_now || (c->ack_at && c->ack_at <= now) || c->norphan) &&
+	    mroce_ack_build(c, now, (u8 *)buf, cap, tx)) {
+		c->stats.tx_pkts++;
+		c->stats.tx_bytes += tx->hdr_len;
+		return MROCE_POLL_PACKET;
 	}
-	if (!(what & MROCE_POLL_SEND))
-		return MROCE_POLL_IDLE;
-	c->send_only = what == MROCE_POLL_SEND;
 	r = poll_data(c, now, buf, cap, tx);
-	c->send_only = 0;
 	if (r == MROCE_POLL_IDLE)
 		c->pace_late_ok = 0;	/* a window or no data holds it now */
 	return r;
-}
-
-enum mroce_poll mroce_conn_poll_tx(struct mroce_conn *c, u64 now, void *buf,
-				   u32 cap, struct mroce_tx *tx)
-{
-	return mroce_conn_poll(c, now, buf, cap, tx, MROCE_POLL_ALL);
 }

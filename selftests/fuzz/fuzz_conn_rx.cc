@@ -398,7 +398,6 @@ const mroce_ops kOps = {
     .recv_done = cb_recv_done,
     .stream_error = cb_stream_error,
     .conn_event = cb_conn_event,
-    .lock_tx = nullptr,  // one lock: every call holds it
 };
 
 // ---- setup ----

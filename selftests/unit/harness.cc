@@ -31,18 +31,9 @@ mroce_stream *op_lookup(void *ctx, mroce_conn *, uint32_t id) {
   return it == qps.end() ? nullptr : &it->second->st;
 }
 
-void need(const Endpoint *e, int locks, const char *what) {
-  if ((e->locks & locks) != locks) {
-    std::fprintf(stderr, "%s without the %s lock\n", what,
-                 (locks & ~e->locks) == Endpoint::kTxLock ? "send" : "receive");
-    std::abort();
-  }
-}
-
 int op_claim(void *, mroce_stream *st, uint32_t rsn, uint32_t total,
              uint64_t *cookie) {
   Qp *q = qp_of(st);
-  need(q->ep, Endpoint::kRxLock, "recv_claim");
   if (q->srq) {
     if (q->rq.empty()) return MROCE_ST_RNR;
     RecvWr r = std::move(q->rq.front());
@@ -72,12 +63,6 @@ RecvWr *find_recv(Qp *q, uint64_t cookie) {
 int op_place(void *ctx, mroce_stream *st, const mroce_place *pl,
              const void *pctx, uint32_t off) {
   Endpoint *e = ep_of(ctx);
-  // a READ or atomic response completes a posted message: both halves
-  need(e,
-       pl->kind == MROCE_PLACE_WRITE || pl->kind == MROCE_PLACE_SEND
-           ? Endpoint::kRxLock
-           : Endpoint::kRxLock | Endpoint::kTxLock,
-       "place");
   Qp *q = qp_of(st);
   const uint8_t *src = static_cast<const uint8_t *>(pctx) + off;
   e->place_calls++;
@@ -126,7 +111,6 @@ int op_place(void *ctx, mroce_stream *st, const mroce_place *pl,
 int op_read_check(void *ctx, mroce_stream *, uint32_t rkey, uint64_t va,
                   uint32_t len) {
   Endpoint *e = ep_of(ctx);
-  need(e, Endpoint::kRxLock | Endpoint::kTxLock, "read_check");
   auto it = e->regions.find(rkey);
   if (it == e->regions.end() || !it->second.remote_read)
     return MROCE_ST_ACCESS;
@@ -138,7 +122,6 @@ int op_read_check(void *ctx, mroce_stream *, uint32_t rkey, uint64_t va,
 int op_atomic(void *ctx, mroce_stream *, const mroce_atomic *a,
               uint64_t *orig) {
   Endpoint *e = ep_of(ctx);
-  need(e, Endpoint::kRxLock | Endpoint::kTxLock, "atomic");
   auto it = e->regions.find(a->rkey);
   if (it == e->regions.end() || !it->second.remote_atomic)
     return MROCE_ST_ACCESS;
@@ -158,7 +141,6 @@ int op_atomic(void *ctx, mroce_stream *, const mroce_atomic *a,
 
 void op_send_done(void *, mroce_stream *st, uint64_t cookie, int status) {
   Qp *q = qp_of(st);
-  need(q->ep, Endpoint::kTxLock, "send_done");
   Completion c{cookie, status};
   auto it = q->sends.find(cookie);
   if (it != q->sends.end()) {
@@ -171,7 +153,6 @@ void op_send_done(void *, mroce_stream *st, uint64_t cookie, int status) {
 
 void op_recv_done(void *, mroce_stream *st, const mroce_recv_done *rd) {
   Qp *q = qp_of(st);
-  need(q->ep, Endpoint::kRxLock, "recv_done");
   q->rcq.push_back({rd->cookie, rd->status, rd->byte_len, rd->imm, rd->op});
   if (q->srq) {
     q->claimed.erase(rd->cookie);
@@ -186,23 +167,11 @@ void op_recv_done(void *, mroce_stream *st, const mroce_recv_done *rd) {
 }
 
 void op_stream_error(void *, mroce_stream *st, int status) {
-  need(qp_of(st)->ep, Endpoint::kRxLock | Endpoint::kTxLock, "stream_error");
   qp_of(st)->error = status;
 }
 
 void op_conn_event(void *ctx, mroce_conn *, int ev, uint32_t) {
-  need(ep_of(ctx), Endpoint::kRxLock | Endpoint::kTxLock, "conn_event");
   ep_of(ctx)->events.push_back(ev);
-}
-
-// The receipt of data needs the send half after all: take that lock too.
-void op_lock_tx(void *ctx) {
-  Endpoint *e = ep_of(ctx);
-  need(e, Endpoint::kRxLock, "lock_tx");
-  if (!(e->locks & Endpoint::kTxLock)) {
-    e->locks |= Endpoint::kTxLock;
-    e->upgrades++;
-  }
 }
 
 const mroce_ops kOps = {
@@ -215,7 +184,6 @@ const mroce_ops kOps = {
     .recv_done = op_recv_done,
     .stream_error = op_stream_error,
     .conn_event = op_conn_event,
-    .lock_tx = op_lock_tx,
 };
 
 }  // namespace
@@ -285,28 +253,16 @@ int Endpoint::post_send(Qp &q, SendWr wr) {
 }
 
 int Endpoint::ring(Qp &q, SendWr wr) {
-  locks = kTxLock;
   int rc = post_send(q, std::move(wr));
-  if (rc == 0) {
-    drain_what(fab->now, MROCE_POLL_SEND);
-    if (mroce_conn_cross_pending(conn)) drain(fab->now);
-  }
-  locks = kRxLock | kTxLock;
+  if (rc == 0) drain(fab->now);
   return rc;
 }
 
 void Endpoint::drain(uint64_t now) {
-  locks = kRxLock | kTxLock;
-  drain_what(now, MROCE_POLL_ALL);
-}
-
-void Endpoint::drain_what(uint64_t now, unsigned int what) {
   uint8_t buf[2048];
   mroce_tx tx;
-  if ((what & MROCE_POLL_ACKS) && !(locks & kRxLock)) std::abort();
-  if ((what & MROCE_POLL_SEND) && !(locks & kTxLock)) std::abort();
   for (;;) {
-    enum mroce_poll r = mroce_conn_poll(conn, now, buf, sizeof(buf), &tx, what);
+    enum mroce_poll r = mroce_conn_poll_tx(conn, now, buf, sizeof(buf), &tx);
     if (r != MROCE_POLL_PACKET) break;
     // the module sends ACKs outside the ordered queue on this field alone
     if (tx.hdr_len < 2 || tx.opcode != buf[1]) {
@@ -332,7 +288,6 @@ void Endpoint::drain_what(uint64_t now, unsigned int what) {
     fab->send(idx, tx.sport, pkt.data(), static_cast<uint32_t>(pkt.size()),
               tx.ect);
   }
-  if (!(locks & kTxLock)) return;  // the timer is the send side's
   uint64_t at = mroce_conn_next_timer(conn);
   // the optimised scan must agree with the plain one, in every state
   if (at != mroce_next_timer_ref(conn)) {
@@ -429,7 +384,6 @@ bool Fabric::step() {
     e.armed = 0;
     if (e.share_on && mroce_share_deadline(&e.share) <= now)
       mroce_share_epoch(&e.share, now);
-    e.locks = Endpoint::kRxLock | Endpoint::kTxLock;
     mroce_conn_on_timer(e.conn, now);
     e.drain(now);
     return true;
@@ -467,38 +421,11 @@ bool Fabric::step() {
   return true;
 }
 
-// As the module's mroce_rx() does it, from a racy look at the state.
+// As the module's mroce_rx() does it: the packet, then what it lets out.
 void Endpoint::receive(const mroce_pkt &pkt, const uint8_t *bytes, bool ce,
                        uint64_t now, const uint8_t *whole) {
   mroce_rx_meta m{whole ? whole : bytes, static_cast<uint8_t>(ce)};
-  bool est = conn->state == MROCE_CONN_ESTABLISHED;
 
-  if (pkt.hdr.opcode == MROCE_OP_ACK && est) {
-    locks = kTxLock;
-    if (mroce_conn_rx_ack(conn, &pkt, bytes, now)) {
-      ack_only++;
-      drain_what(now, MROCE_POLL_SEND);
-      if (mroce_conn_cross_pending(conn)) {
-        crossings++;
-        drain(now);  // a pass with both locks follows
-      }
-      locks = kRxLock | kTxLock;
-      return;
-    }
-    ack_refused++;
-  } else if (est && mroce_rx_recv_only(&pkt.hdr)) {
-    locks = kRxLock;
-    rx_only++;
-    mroce_conn_rx(conn, &pkt, bytes, &m, now);
-    if (!(locks & kTxLock) && !mroce_conn_rx_due(conn)) {
-      drain_what(now, MROCE_POLL_ACKS);
-      locks = kRxLock | kTxLock;
-      return;
-    }
-    drain(now);  // took the send lock, or a deadline needs the timer
-    return;
-  }
-  locks = kRxLock | kTxLock;
   mroce_conn_rx(conn, &pkt, bytes, &m, now);
   drain(now);
 }

@@ -102,10 +102,10 @@ struct RecvWr {
 
 struct Endpoint;
 
-// A connection's counters, both halves (the module's two locks) added up.
-inline mroce_conn_stats sum_stats(const mroce_conn *c) {
+// A copy of a connection's counters.
+inline mroce_conn_stats conn_stats(const mroce_conn *c) {
   mroce_conn_stats s;
-  mroce_conn_stats_sum(c, &s);
+  mroce_conn_get_stats(c, &s);
   return s;
 }
 
@@ -150,12 +150,6 @@ struct Endpoint {
     return a;
   }
   uint64_t pkts_out = 0;
-  // The module's two locks (conn.h, "Two locks"), emulated: kRxLock and
-  // kTxLock held now.  Callbacks check they run under the one they need.
-  static constexpr int kRxLock = 1, kTxLock = 2;
-  int locks = kRxLock | kTxLock;
-  uint64_t rx_only = 0, ack_only = 0, upgrades = 0;  // how packets were taken
-  uint64_t ack_refused = 0, crossings = 0;  // ACKs that needed both locks
   std::function<void(Endpoint &, const uint8_t *, uint32_t)> tap;  // sees every packet it sends
   std::function<bool(Endpoint &, const uint8_t *, uint32_t)> drop;  // true: lose it
 
@@ -164,13 +158,10 @@ struct Endpoint {
   uint32_t add_region(uint64_t va, size_t len);
   void post_recv(Qp &q, uint64_t cookie, uint8_t *buf, uint32_t len);
   int post_send(Qp &q, SendWr wr);
-  // The module's doorbell: post under the send lock alone and poll what it
-  // allows; a pass with both follows if the core left work for one.
+  // The module's doorbell: post, then send what the post lets out.
   int ring(Qp &q, SendWr wr);
   void drain(uint64_t now);  // poll_tx until idle; arm timer
-  // Poll what the held locks allow (MROCE_POLL_*); the timer needs kTxLock.
-  void drain_what(uint64_t now, unsigned int what);
-  // One received packet, under the locks the module would take: @bytes
+  // One received packet, as the module takes it: @bytes
   // holds its contiguous head (mroce_wire_head_len()), @whole the datagram
   // placement copies the payload from (nullptr: @bytes holds it all).
   void receive(const mroce_pkt &pkt, const uint8_t *bytes, bool ce,

@@ -90,7 +90,7 @@ TEST_F(Ack, BuiltAckIsTakenByTheSendersScoreboard) {
   EXPECT_EQ(tx.opcode, MROCE_OP_ACK);
   EXPECT_EQ(tx.hdr_len, len);
   EXPECT_EQ(b->ack_mask, 0u);
-  EXPECT_EQ(b->rstats.tx_acks, 1u);
+  EXPECT_EQ(b->stats.tx_acks, 1u);
   // nothing more is owed
   std::vector<uint8_t> again(2048);
   EXPECT_EQ(mroce_ack_build(b, 10'000, again.data(), 2048, &tx), 0u);

@@ -202,7 +202,7 @@ struct Exchange : ::testing::Test {
     EXPECT_EQ(qp(0).scq.back().status, MROCE_WC_OK);
     return f.now - t0;
   }
-  mroce_conn_stats st(int e) { return sum_stats(f.ep(e).conn); }
+  mroce_conn_stats st(int e) { return conn_stats(f.ep(e).conn); }
 };
 
 // With a hold, each message's ACK rides on the answer: after the first

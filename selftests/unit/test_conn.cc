@@ -279,7 +279,7 @@ TEST_F(Pair, FailedEndResetsItsStillSendingPeer) {
   ASSERT_TRUE(wait([&] { return B().conn->state == MROCE_CONN_FAILED; }));
   EXPECT_LT(f.now - t0, 10'000'000u);  // dead_ns is 200 ms here
   EXPECT_EQ(B().conn->fail_reason, static_cast<uint32_t>(MROCE_RESET_CLOSED));
-  EXPECT_GE(sum_stats(A().conn).rx_failed_conn, 1u);
+  EXPECT_GE(conn_stats(A().conn).rx_failed_conn, 1u);
   ASSERT_FALSE(B().qp(2).scq.empty());
   EXPECT_EQ(B().qp(2).scq[0].status, MROCE_WC_RETRY_EXC);
 }
@@ -348,7 +348,7 @@ TEST_F(Pair, UnknownStreamRetriesThenGivesUp) {
   A().drain(f.now);
   ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
   EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_RETRY_EXC);
-  EXPECT_GT(sum_stats(B().conn).rx_drop_stream, 0u);
+  EXPECT_GT(conn_stats(B().conn).rx_drop_stream, 0u);
 }
 
 TEST_F(Pair, LateAttachingPeerIsRetried) {
@@ -578,7 +578,7 @@ TEST(Handshake, DataOvertakingTheAcceptIsNotLost) {
   A.drain(f.now);
   ASSERT_TRUE(f.run([&] { return !A.qp(1).scq.empty(); }, 1'500'000));
   EXPECT_EQ(A.qp(1).scq[0].status, MROCE_WC_OK);
-  EXPECT_EQ(sum_stats(B.conn).rx_drop_state, 0u);  // nothing dropped for want of the ACCEPT
+  EXPECT_EQ(conn_stats(B.conn).rx_drop_state, 0u);  // nothing dropped for want of the ACCEPT
   EXPECT_LT(f.now, 2'000'000u);                 // done before the ACCEPT arrived
   EXPECT_EQ(B.regions[rkey].mem[(64 << 10) - 1], 9);
   // once the ACCEPT arrives, B runs with the negotiated parameters

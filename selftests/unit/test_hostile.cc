@@ -94,7 +94,7 @@ TEST_F(Hostile, SpoofedConnectEndsNothing) {
     }
   });
   EXPECT_EQ(B().cookie_challenges, challenges + 9);
-  EXPECT_EQ(sum_stats(B().conn).rx_challenged, 0u);
+  EXPECT_EQ(conn_stats(B().conn).rx_challenged, 0u);
 }
 
 // RESET and CLOSE from the peer's ids (an attacker that learnt both) end
@@ -108,7 +108,7 @@ TEST_F(Hostile, ForgedResetAndCloseAreChallenged) {
     forge(0, r);
     forge(0, hdr(MROCE_OP_CLOSE, B().conn->id, A().conn->id));
   });
-  auto s = sum_stats(B().conn);
+  auto s = conn_stats(B().conn);
   EXPECT_EQ(s.rx_challenged, 3u);
   EXPECT_GE(s.tx_challenges, 1u);
   EXPECT_LE(s.tx_challenges, 3u);
@@ -183,8 +183,8 @@ TEST_F(Hostile, LostPeerEndsItsPeerAtOnce) {
   ASSERT_TRUE(f.run([&] { return B().conn->state == MROCE_CONN_FAILED; },
                     50'000'000));
   EXPECT_LT(f.now - t0, 5'000'000u);  // dead_ns is 200 ms here
-  EXPECT_EQ(sum_stats(B().conn).rx_proven_end, 1u);
-  EXPECT_GE(sum_stats(B().conn).rx_challenged, 1u);
+  EXPECT_EQ(conn_stats(B().conn).rx_proven_end, 1u);
+  EXPECT_GE(conn_stats(B().conn).rx_challenged, 1u);
   ASSERT_FALSE(B().qp(2).scq.empty());
   EXPECT_EQ(B().qp(2).scq[0].status, MROCE_WC_RETRY_EXC);
 }
@@ -197,7 +197,7 @@ TEST_F(Hostile, RealCloseEndsClosed) {
   A().conn->id ^= 0x80000000u;  // its id is gone, as the module unhashes it
   ASSERT_TRUE(f.run([&] { return B().conn->state == MROCE_CONN_CLOSED; },
                     50'000'000));
-  EXPECT_EQ(sum_stats(B().conn).rx_proven_end, 1u);
+  EXPECT_EQ(conn_stats(B().conn).rx_proven_end, 1u);
   EXPECT_EQ(B().events.back(), MROCE_EV_CLOSED);
 }
 

@@ -51,8 +51,8 @@ TEST_F(Paths, TailLossProbeRecoversLastPacketWithoutRto) {
   write(1024);
   for (auto &x : f.routes[0]) x.loss = 0;
   ASSERT_TRUE(all_done());
-  EXPECT_GE(sum_stats(A().conn).tlps, 1u);
-  EXPECT_EQ(sum_stats(A().conn).rtos, 0u);
+  EXPECT_GE(conn_stats(A().conn).tlps, 1u);
+  EXPECT_EQ(conn_stats(A().conn).rtos, 0u);
   EXPECT_EQ(A().qp(1).scq[1].status, MROCE_WC_OK);
 }
 
@@ -71,7 +71,7 @@ TEST_F(Paths, FarDeadlinesGetSlackOnlyWhileNotLosing) {
   };
   write(64 << 10);
   ASSERT_TRUE(all_done());
-  ASSERT_EQ(sum_stats(A().conn).lost, 0u);
+  ASSERT_EQ(conn_stats(A().conn).lost, 0u);
   EXPECT_EQ(slack(100'000), 4'000'000u);
   EXPECT_EQ(slack(99'999), 1'000u);  // a delayed ACK, a pacing wait
   // a window in flight keeps exact timers; one request's worth does not
@@ -89,19 +89,19 @@ TEST_F(Paths, FarDeadlinesGetSlackOnlyWhileNotLosing) {
   // answers it acknowledges the original too, so nothing was lost
   for (auto &x : f.routes[1]) x.delay_ns = 1'000'000;
   write(1024);
-  ASSERT_TRUE(f.run([&] { return sum_stats(A().conn).tlps > 0; }, 500'000));
+  ASSERT_TRUE(f.run([&] { return conn_stats(A().conn).tlps > 0; }, 500'000));
   EXPECT_EQ(A().conn->lost_open, 1u);
   EXPECT_EQ(slack(100'000), 1'000u);
   for (auto &x : f.routes[1]) x.delay_ns = 20'000;
   ASSERT_TRUE(all_done());
-  EXPECT_GE(sum_stats(A().conn).spurious, 1u);
+  EXPECT_GE(conn_stats(A().conn).spurious, 1u);
   EXPECT_EQ(A().conn->lost_open, 0u);
   EXPECT_EQ(slack(100'000), 4'000'000u);
   for (auto &x : f.routes[0]) x.loss = 1.0;
   write(1024);
   for (auto &x : f.routes[0]) x.loss = 0;
   ASSERT_TRUE(all_done());
-  ASSERT_GE(sum_stats(A().conn).lost, 1u);
+  ASSERT_GE(conn_stats(A().conn).lost, 1u);
   EXPECT_EQ(slack(100'000), 1'000u);
   EXPECT_EQ(slack(10'000'000), 1'000u);
   // lossless traffic does not end the losing spell; time does
@@ -167,7 +167,7 @@ TEST_F(Paths, LossyRouteIsMovedRandomLossIsNot) {
   for (auto &r : f.routes[0]) r.loss = 0.05;
   for (int i = 0; i < 30; i++) write(1 << 20);
   ASSERT_TRUE(all_done(10'000'000'000));
-  EXPECT_EQ(sum_stats(A().conn).path_replaced, 0u);
+  EXPECT_EQ(conn_stats(A().conn).path_replaced, 0u);
   // one route much worse than the others: its path moves away
   for (auto &r : f.routes[0]) r.loss = 0.01;
   Route &bad = route_of_path(0, 1);
@@ -267,7 +267,7 @@ TEST_F(Paths, DuplicatesNeverPlacedTwice) {
   A().drain(f.now);
   ASSERT_TRUE(all_done());
   ASSERT_EQ(B().qp(2).rcq.size(), 1u);
-  EXPECT_GT(sum_stats(B().conn).rx_dup_dsn + B().conn->paths[0].stats.rx_dup, 0u);
+  EXPECT_GT(conn_stats(B().conn).rx_dup_dsn + B().conn->paths[0].stats.rx_dup, 0u);
   EXPECT_EQ(B().place_bytes, 1u << 20);  // each byte exactly once
 }
 
@@ -277,7 +277,7 @@ TEST_F(Paths, ReorderingInsideARouteIsToleratedByDupthresh) {
   ASSERT_TRUE(all_done(5'000'000'000));
   // with dupthresh 3 and a 5/4 srtt time rule, a few us of jitter at
   // 10 Gb/s costs few spurious retransmissions
-  EXPECT_LT(sum_stats(A().conn).spurious, sum_stats(A().conn).tx_data / 100 + 5);
+  EXPECT_LT(conn_stats(A().conn).spurious, conn_stats(A().conn).tx_data / 100 + 5);
 }
 
 TEST_F(Paths, ProbeAnsweredMakesPathActive) {

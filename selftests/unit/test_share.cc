@@ -240,7 +240,7 @@ TEST(Grant, AcceptGrantsAFirstRateThatPacesTheFirstData) {
     f.ep(0).tap = [&](Endpoint &e, const uint8_t *buf, uint32_t n) {
       mroce_pkt p;
       if (mroce_wire_decode(buf, n, &p) == MROCE_WIRE_OK &&
-          p.hdr.opcode == MROCE_OP_WRITE && !sum_stats(e.conn).rx_acks)
+          p.hdr.opcode == MROCE_OP_WRITE && !conn_stats(e.conn).rx_acks)
         sent.push_back(f.now);
     };
     uint32_t rkey = f.ep(1).add_region(0, 8 * 1024);

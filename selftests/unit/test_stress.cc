@@ -336,7 +336,7 @@ struct Stress {
         s.duplicated += r.duplicated;
         s.reordered += r.reordered;
       }
-      mroce_conn_stats cs = sum_stats(f.ep(d).conn);
+      mroce_conn_stats cs = conn_stats(f.ep(d).conn);
       s.rx_dup_dsn += cs.rx_dup_dsn;
       s.rx_old += cs.rx_drop_psn + cs.rx_drop_dsn;
       for (uint32_t p = 0; p < f.ep(d).conn->npaths; p++)

@@ -162,8 +162,8 @@ Result transfer(double loss, uint64_t total, uint64_t seed,
       res.data_lost += r.data_dropped;
       res.data_sent += r.data_sent;
     }
-  res.retx = sum_stats(A.conn).tx_retx + sum_stats(B.conn).tx_retx;
-  res.spurious = sum_stats(A.conn).spurious + sum_stats(B.conn).spurious;
+  res.retx = conn_stats(A.conn).tx_retx + conn_stats(B.conn).tx_retx;
+  res.spurious = conn_stats(A.conn).spurious + conn_stats(B.conn).spurious;
   res.ok = !bad && done == msgs_total && checked == msgs_total;
   return res;
 }

@@ -101,7 +101,7 @@ TEST(Regression, AHintAtTheLineRateDoesNotPace) {
     if (hint >= cfg.line_rate) {
       EXPECT_EQ(sent, 64u) << "hint " << hint;  // the whole message at once
       EXPECT_FALSE(c->paced) << "hint " << hint;
-      EXPECT_EQ(sum_stats(c).pace_waits, 0u) << "hint " << hint;
+      EXPECT_EQ(conn_stats(c).pace_waits, 0u) << "hint " << hint;
     } else {
       EXPECT_LE(sent, 3u) << "hint " << hint;  // one on time, one of credit
       EXPECT_TRUE(c->paced) << "hint " << hint;

@@ -49,7 +49,7 @@ struct Snap {
     dsn_base = c->rx_dsn_base;
     std::memcpy(dsn_bits, c->rx_dsn_bits, sizeof(dsn_bits));
     rx_next = st->rx_next;
-    stats = sum_stats(c);
+    stats = conn_stats(c);
     st_stats = st->stats;
   }
 };
@@ -73,9 +73,9 @@ struct Windows : ::testing::Test {
     want = w.data;
     ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
     A().drain(f.now);
-    ASSERT_TRUE(f.run([&] { return sum_stats(bc()).rx_data >= 200; },
+    ASSERT_TRUE(f.run([&] { return conn_stats(bc()).rx_data >= 200; },
                       2'000'000'000));
-    ASSERT_LT(sum_stats(bc()).rx_data, kLen / 1024);  // still running
+    ASSERT_LT(conn_stats(bc()).rx_data, kLen / 1024);  // still running
   }
   void finish() {
     ASSERT_TRUE(f.run([&] { return !A().qp(1).scq.empty(); }, 2'000'000'000));
@@ -221,7 +221,7 @@ TEST_F(Windows, ResponseBeyondPostedIsDropped) {
   p.hdr.src_stream = 2;
   p.hdr.msn = A().qp(1).st.tx_end + 3;
   p.data.total = 64;
-  mroce_conn_stats s0 = sum_stats(A().conn);
+  mroce_conn_stats s0 = conn_stats(A().conn);
   uint32_t cum = ap->rcv_cum, base = A().conn->rx_dsn_base;
   std::vector<uint8_t> b(MROCE_MAX_HDR_LEN + 64);
   uint32_t n = mroce_wire_encode(&p, b.data());
@@ -231,8 +231,8 @@ TEST_F(Windows, ResponseBeyondPostedIsDropped) {
             MROCE_WIRE_OK);
   mroce_rx_meta m{b.data(), 0};
   mroce_conn_rx(A().conn, &d, b.data(), &m, f.now);
-  EXPECT_EQ(sum_stats(A().conn).rx_drop_msn, s0.rx_drop_msn + 1);
-  EXPECT_EQ(sum_stats(A().conn).rx_data, s0.rx_data);
+  EXPECT_EQ(conn_stats(A().conn).rx_drop_msn, s0.rx_drop_msn + 1);
+  EXPECT_EQ(conn_stats(A().conn).rx_data, s0.rx_data);
   EXPECT_EQ(ap->rcv_cum, cum);
   EXPECT_EQ(A().conn->rx_dsn_base, base);
   finish();
@@ -288,7 +288,7 @@ TEST(WindowsLegit, DsnJumpOverAbandonedDsns) {
         break;
       }
   }
-  mroce_conn_stats s = sum_stats(B.conn);
+  mroce_conn_stats s = conn_stats(B.conn);
   EXPECT_GT(s.rx_dsn_jumps, 0u);
   EXPECT_GT(B.qp(2).st.stats.rnr_sent, 0u);
   // A genuine packet that is at once FAR on its lossy path and the first
@@ -341,7 +341,7 @@ TEST(WindowsLegit, PsnForcedAdvanceAfterBlackout) {
   // takes the cumulative point past them
   EXPECT_GT(B.conn->paths[0].rcv_cum - from, 300u);
   EXPECT_EQ(std::memcmp(B.regions.at(rkey).mem.data(), want.data(), want.size()), 0);
-  mroce_conn_stats s = sum_stats(B.conn);
+  mroce_conn_stats s = conn_stats(B.conn);
   // A genuine packet that is at once FAR on its lossy path and the first
   // to jump is dropped (rx_window_ok()): its retransmission goes through.
   EXPECT_EQ(s.rx_drop_dsn + s.rx_drop_msn, 0u);

@@ -64,11 +64,11 @@ check "npaths still 8" grep -qx 8 "$params/npaths"
 check "eleven module parameters, no experiment knobs" \
 	eval '[ "$(ls $params | wc -l)" = 11 ] && [ ! -e $params/lock_split ]'
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-check "tunable lock_split in debugfs, 7" grep -qx 7 "$tunables/lock_split"
-check_fails "lock_split 8 refused" eval 'echo 8 >$tunables/lock_split'
-check "lock_split still 7 after the refusal, then 3 taken" \
-	eval 'grep -qx 7 $tunables/lock_split && echo 3 >$tunables/lock_split &&
-	grep -qx 3 $tunables/lock_split'
+check "tunable tx_zerocopy in debugfs, 1" grep -qx 1 "$tunables/tx_zerocopy"
+check_fails "tx_zerocopy 2 refused" eval 'echo 2 >$tunables/tx_zerocopy'
+check "tx_zerocopy still 1 after the refusal, then 0 taken" \
+	eval 'grep -qx 1 $tunables/tx_zerocopy && echo 0 >$tunables/tx_zerocopy &&
+	grep -qx 0 $tunables/tx_zerocopy'
 rmmod metaroce
 
 tap_finish

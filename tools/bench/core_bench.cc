@@ -116,7 +116,6 @@ const mroce_ops kOps = {
     .recv_done = g_recv_done,
     .stream_error = g_stream_error,
     .conn_event = g_conn_event,
-    .lock_tx = nullptr,
 };
 
 // ---- one established endpoint with one stream ----

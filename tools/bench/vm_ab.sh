@@ -26,7 +26,7 @@ losses=${AB_LOSSES:-0 1}
 repeat=${AB_REPEAT:-2}
 tests=${AB_TESTS:-ib_write_bw:65536 ib_send_bw:65536 ib_write_lat:64}
 lat_iters=${AB_LAT_ITERS:-5000}
-counters="pace_waits hint_limited ack_holds tx_ack_bodies tx_acks tail_loss_probes rtos tx_retransmits lost peer_lock_waits rx_one_lock lock_upgrades lock_followups db_one_lock db_timer_after"
+counters="pace_waits hint_limited ack_holds tx_ack_bodies tx_acks tail_loss_probes rtos tx_retransmits lost peer_lock_waits db_timer_after"
 echo "variant,round,loss_pct,test,value,unit,status" >"$csv"
 
 ksft_require_root

@@ -170,7 +170,6 @@ const mroce_ops kOps = {
     .recv_done = op_recv_done,
     .stream_error = op_stream_error,
     .conn_event = op_conn_event,
-    .lock_tx = nullptr, // one lock: every call holds it
 };
 
 } // namespace
