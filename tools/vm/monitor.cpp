@@ -2,8 +2,10 @@
 #include "monitor.h"
 
 #include "process.h"
+#include "unique_fd.h"
 #include "util.h"
 
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -29,17 +31,17 @@ constexpr double kDrainS = 5;
 // Time the guest gets to print its sysrq dumps before QEMU is killed.
 constexpr int kDumpS = 5;
 
-int listen_unix(const fs::path &p) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
+UniqueFd listen_unix(const fs::path &p) {
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid())
     throw Error(std::string("socket: ") + std::strerror(errno));
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
   if (p.string().size() >= sizeof(sa.sun_path))
     throw Error("socket path too long: " + p.string());
   std::strcpy(sa.sun_path, p.c_str());
-  if (::bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) != 0 ||
-      ::listen(fd, 1) != 0)
+  if (::bind(fd.get(), reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) != 0 ||
+      ::listen(fd.get(), 1) != 0)
     throw Error("cannot listen on " + p.string() + ": " + std::strerror(errno));
   return fd;
 }
@@ -62,7 +64,8 @@ bool write_all(int fd, const char *p, size_t n) {
 // (the kernel runs with sysrq_always_enabled).  Best effort: a guest with
 // interrupts off on every CPU will not answer.
 bool qmp_sysrq(const fs::path &sock, std::string_view keys) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  UniqueFd sfd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  int fd = sfd.get();
   if (fd < 0)
     return false;
   timeval tv{2, 0};
@@ -100,15 +103,15 @@ bool qmp_sysrq(const fs::path &sock, std::string_view keys) {
       replies.append(buf, static_cast<size_t>(n));
     }
   }
-  ::close(fd);
   return ok;
 }
 
-int open_log(const fs::path &p) {
+UniqueFd open_log(const fs::path &p) {
   if (p.empty())
-    return -1;
-  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
+    return UniqueFd();
+  UniqueFd fd(
+      ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid())
     throw Error("cannot create " + p.string() + ": " + std::strerror(errno));
   return fd;
 }
@@ -191,20 +194,21 @@ enum Slot {
 
 VmResult run_vm(const QemuSpec &spec, const MonitorConfig &cfg) {
   VmResult res;
-  int fds[kSlots];
-  for (int &f : fds)
-    f = -1;
+  // Every slot owns its descriptor but kStdin, which borrows ours while
+  // stdin_on says so.
+  std::array<UniqueFd, kSlots> fds;
+  bool stdin_on = false;
   fds[kListenCon] = listen_unix(spec.console_sock);
   fds[kListenOut] = listen_unix(spec.output_sock);
   fds[kListenCtl] = listen_unix(spec.control_sock);
-  int console_log = open_log(cfg.console_log);
-  int output_log = open_log(cfg.output_log);
-  Console console(console_log, cfg.marker, res);
+  UniqueFd console_log = open_log(cfg.console_log);
+  UniqueFd output_log = open_log(cfg.output_log);
+  Console console(console_log.get(), cfg.marker, res);
   bool stdout_ok = cfg.stream_output;
 
   auto start = Clock::now();
   Child qemu = spawn_child(qemu_argv(spec), cfg.lock_fd);
-  fds[kQemuErr] = qemu.stderr_fd;
+  fds[kQemuErr].reset(qemu.stderr_fd);
   std::string ctl_line; // partial line from mroce.ctl
 
   bool alive = true, heartbeat = false;
@@ -236,7 +240,7 @@ VmResult run_vm(const QemuSpec &spec, const MonitorConfig &cfg) {
     }
     bool streams_open = false;
     for (int s : {kCon, kOut, kCtl, kQemuErr})
-      streams_open |= fds[s] >= 0;
+      streams_open |= fds[s].valid();
     if (!alive && (!streams_open || seconds_since(exited_at) > kDrainS))
       break;
 
@@ -269,47 +273,46 @@ VmResult run_vm(const QemuSpec &spec, const MonitorConfig &cfg) {
         dump_then_stop(VmEnd::kHang);
       if (!alive) {
         // The listeners are useless now; QEMU's sockets hit EOF below.
-        for (int s : {kListenCon, kListenOut, kListenCtl, kStdin})
-          if (fds[s] > STDIN_FILENO)
-            ::close(fds[s]);
-        fds[kListenCon] = fds[kListenOut] = fds[kListenCtl] = fds[kStdin] = -1;
+        for (int s : {kListenCon, kListenOut, kListenCtl})
+          fds[s].reset();
+        stdin_on = false;
         continue;
       }
     }
 
     pollfd pfd[kSlots];
     for (int i = 0; i < kSlots; i++)
-      pfd[i] = {fds[i], POLLIN, 0};
+      pfd[i] = {i == kStdin ? (stdin_on ? STDIN_FILENO : -1) : fds[i].get(),
+                POLLIN, 0};
     if (::poll(pfd, kSlots, 200) < 0) {
       if (errno == EINTR)
         continue;
       throw Error(std::string("poll: ") + std::strerror(errno));
     }
     for (int i = 0; i < kSlots; i++) {
-      if (fds[i] < 0 || !pfd[i].revents)
+      if (pfd[i].fd < 0 || !pfd[i].revents)
         continue;
       if (i == kListenCon || i == kListenOut || i == kListenCtl) {
-        int c = ::accept4(fds[i], nullptr, nullptr, SOCK_CLOEXEC);
+        int c = ::accept4(fds[i].get(), nullptr, nullptr, SOCK_CLOEXEC);
         if (c < 0)
           continue;
-        fds[i + (kCon - kListenCon)] = c;
-        ::close(fds[i]);
-        fds[i] = -1;
+        fds[i + (kCon - kListenCon)].reset(c);
+        fds[i].reset();
         continue;
       }
       char buf[65536];
-      ssize_t n = ::read(fds[i], buf, sizeof(buf));
+      ssize_t n = ::read(pfd[i].fd, buf, sizeof(buf));
       if (n < 0 && (errno == EINTR || errno == EAGAIN))
         continue;
       if (n <= 0) {
         if (i == kStdin) {
           // stdin ended: end the guest shell instead of cutting the port.
-          if (fds[kOut] >= 0)
-            write_all(fds[kOut], "\nexit\n", 6);
+          if (fds[kOut].valid())
+            write_all(fds[kOut].get(), "\nexit\n", 6);
+          stdin_on = false;
         } else {
-          ::close(fds[i]);
+          fds[i].reset();
         }
-        fds[i] = -1;
         continue;
       }
       size_t len = static_cast<size_t>(n);
@@ -322,8 +325,8 @@ VmResult run_vm(const QemuSpec &spec, const MonitorConfig &cfg) {
         break;
       }
       case kOut:
-        if (output_log >= 0)
-          write_all(output_log, buf, len);
+        if (output_log.valid())
+          write_all(output_log.get(), buf, len);
         if (stdout_ok && !write_all(STDOUT_FILENO, buf, len))
           stdout_ok = false; // reader went away; keep logging
         break;
@@ -339,7 +342,7 @@ VmResult run_vm(const QemuSpec &spec, const MonitorConfig &cfg) {
         for (size_t nl; (nl = ctl_line.find('\n')) != std::string::npos;) {
           if (ctl_line.compare(0, nl, "shell") == 0 && cfg.forward_stdin &&
               alive)
-            fds[kStdin] = STDIN_FILENO;
+            stdin_on = true;
           ctl_line.erase(0, nl + 1);
         }
         break;
@@ -349,21 +352,14 @@ VmResult run_vm(const QemuSpec &spec, const MonitorConfig &cfg) {
           write_all(STDERR_FILENO, buf, len);
         break;
       case kStdin:
-        if (fds[kOut] >= 0)
-          write_all(fds[kOut], buf, len);
+        if (fds[kOut].valid())
+          write_all(fds[kOut].get(), buf, len);
         break;
       }
     }
   }
 
   console.finish();
-  for (int i = 0; i < kSlots; i++)
-    if (fds[i] > STDIN_FILENO)
-      ::close(fds[i]);
-  if (console_log >= 0)
-    ::close(console_log);
-  if (output_log >= 0)
-    ::close(output_log);
   res.total_s = seconds_since(start);
   return res;
 }
