@@ -5,12 +5,14 @@
 # the tests named on the command line) in this one boot and prints TAP 13,
 # then the line "N passed, N failed, N skipped" last.
 #
-#   metaroce-vm -- selftests/vm/session.sh [-t SECONDS] [TEST...]
+#   metaroce-vm -- selftests/vm/session.sh [-t SECONDS] [-x SCALE] [TEST...]
 #
 # A test is an executable, run from the repository root with METAROCE_ROOT
 # and METAROCE_OUT set, stdin on /dev/null; kselftest exit codes: 0 pass,
 # 4 skip, anything else fail.  Each has a timeout (tests.list "timeout=S",
-# else -t, else $METAROCE_TEST_TIMEOUT, else 600 s).  A test also fails if
+# else -t, else $METAROCE_TEST_TIMEOUT, else 600 s), multiplied by -x (a
+# whole number, 1 unless given: a kernel with KASAN and lockdep runs the
+# same tests several times slower).  A test also fails if
 # the kernel logged WARNING:, BUG:, Oops, refcount_t, general protection or
 # lockdep's "trying to register non-static key" while it ran (between two
 # markers this script writes to /dev/kmsg).
@@ -25,12 +27,14 @@ timeout_default=${METAROCE_TEST_TIMEOUT:-600}
 kernel_bad='WARNING:|BUG:|Oops|refcount_t|general protection|INFO: trying to register non-static key'
 tag="metaroce-session[$$]"
 
-while getopts t:l: opt; do
+scale=1
+while getopts t:l:x: opt; do
 	case $opt in
 	t) timeout_default=$OPTARG ;;
 	l) list=$OPTARG ;;
+	x) scale=$OPTARG ;;
 	*)
-		echo "usage: $0 [-t SECONDS] [-l LIST] [TEST...]" >&2
+		echo "usage: $0 [-t SECONDS] [-l LIST] [-x SCALE] [TEST...]" >&2
 		exit 2
 		;;
 	esac
@@ -102,6 +106,7 @@ while read -r path opts <&3; do
 		timeout=*) t=${o#timeout=} ;;
 		esac
 	done
+	t=$((t * scale))
 	name=$path
 	safe=$(printf '%s' "$path" | tr -c 'A-Za-z0-9._-' '_')
 	log=$out/$n-$safe.log

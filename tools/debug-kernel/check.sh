@@ -16,6 +16,8 @@
 # unload, between tests), from the whole console log.
 #
 # DEBUG_TIMEOUT (default 4h): hard limit of the VM run.
+# DEBUG_TIMEOUT_SCALE (default 3): every test's timeout is multiplied by
+# it, since KASAN, KFENCE and lockdep make the kernel several times slower.
 # Results: <repo>/results/vm/debug-<timestamp>/ (or $METAROCE_CHECK_OUT).
 set -u
 
@@ -64,7 +66,7 @@ mkdir -p "$out"
 METAROCE_CACHE=$DKC KVER=$release METAROCE_CHECK_OUT=$out \
 	"$top/tools/vm/check.sh" --module "$ko" --timeout "${DEBUG_TIMEOUT:-4h}" \
 	--hang-timeout 600 --bzimage --kernel-arg loglevel=7 --kernel-arg kasan.fault=report \
-	--kernel-arg preempt=full -- "$@"
+	--kernel-arg preempt=full -- -x "${DEBUG_TIMEOUT_SCALE:-3}" "$@"
 rc=$?
 
 # Reports anywhere in the kernel log: the first line of each.
