@@ -137,7 +137,7 @@ struct mroce_stream_params {
 	/*
 	 * Local ACK timeout T (verbs: mroce_ib_timeout_ns(timeout)); 0:
 	 * infinite.  The oldest incomplete message fails with retry
-	 * exceeded after T * (retry_cnt + 1) without progress (stream.c,
+	 * exceeded after T * (retry_cnt + 1) without progress (requester.c,
 	 * stall_bound()).
 	 */
 	u64 ack_timeout_ns;
