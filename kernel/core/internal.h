@@ -191,19 +191,19 @@ void mroce_dsn_commit(struct mroce_conn *c, u32 dsn);
 enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn);
 
 /* ---- requester.c and responder.c: what a message's opcode asks ---- */
-static inline bool op_is_read_atomic(u8 op)
+static inline bool mroce_op_is_read_atomic(u8 op)
 {
 	return op == MROCE_OP_READ_REQ || op == MROCE_OP_CMP_SWAP ||
 	       op == MROCE_OP_FETCH_ADD;
 }
 
-static inline bool op_consumes_recv(u8 op)
+static inline bool mroce_op_consumes_recv(u8 op)
 {
 	return op == MROCE_OP_SEND || op == MROCE_OP_SEND_IMM ||
 	       op == MROCE_OP_WRITE_IMM;
 }
 
-static inline bool op_has_payload(u8 op)
+static inline bool mroce_op_has_payload(u8 op)
 {
 	return op == MROCE_OP_WRITE || op == MROCE_OP_WRITE_IMM ||
 	       op == MROCE_OP_SEND || op == MROCE_OP_SEND_IMM;

@@ -118,7 +118,7 @@ int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
 	t->state = MROCE_TXM_SENDING;
 	t->rnr_left = st->prm.rnr_retry;
 	t->retry_left = st->prm.retry_cnt;
-	if (op_consumes_recv(m->op))
+	if (mroce_op_consumes_recv(m->op))
 		t->rsn = st->tx_rsn++;
 	st->tx_end++;
 	st->stats.tx_msgs++;
@@ -176,7 +176,7 @@ static struct mroce_txmsg *next_sendable(struct mroce_stream *st)
 		if (!t->sent && (t->m.flags & MROCE_MSG_FENCE) &&
 		    st->rd_inflight)
 			return NULL;
-		if (op_is_read_atomic(t->m.op) &&
+		if (mroce_op_is_read_atomic(t->m.op) &&
 		    st->rd_inflight >= st->prm.max_rd_atomic)
 			return NULL;
 		return t;
@@ -241,7 +241,7 @@ bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
 	ref->msn = t->msn;
 	ref->kind = MROCE_TXE_SQ;
 	ref->attempt = t->attempt;
-	total = op_has_payload(t->m.op) ? t->m.len : 0;
+	total = mroce_op_has_payload(t->m.op) ? t->m.len : 0;
 	/*
 	 * The oldest message leaving for the first time: its progress
 	 * deadline runs from now, not from a post that waited for the
@@ -255,7 +255,7 @@ bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
 	if (t->sent == total) {
 		ref->flags = MROCE_TXE_LAST;
 		t->state = MROCE_TXM_SENT;
-		if (op_is_read_atomic(t->m.op))
+		if (mroce_op_is_read_atomic(t->m.op))
 			st->rd_inflight++;
 	}
 	return true;
@@ -333,7 +333,8 @@ void mroce_stream_fill(const struct mroce_pktref *ref, struct mroce_pkt *pkt,
 		d->rsn = t->rsn;
 		d->offset = ref->offset;
 		d->total = t->m.len;
-		if (op_is_read_atomic(t->m.op) && t->m.op != MROCE_OP_READ_REQ) {
+		if (mroce_op_is_read_atomic(t->m.op) &&
+		    t->m.op != MROCE_OP_READ_REQ) {
 			d->swap_add = t->m.swap_add;
 			if (t->m.op == MROCE_OP_CMP_SWAP)
 				d->compare = t->m.compare;
@@ -341,10 +342,11 @@ void mroce_stream_fill(const struct mroce_pktref *ref, struct mroce_pkt *pkt,
 		if (t->m.op == MROCE_OP_WRITE_IMM || t->m.op == MROCE_OP_SEND_IMM)
 			d->imm = t->m.imm;
 		if ((t->m.flags & MROCE_MSG_SOLICITED) &&
-		    (ref->flags & MROCE_TXE_LAST) && op_consumes_recv(t->m.op))
+		    (ref->flags & MROCE_TXE_LAST) &&
+		    mroce_op_consumes_recv(t->m.op))
 			h->flags |= MROCE_F_SOLICITED;
 		tx->cookie = t->m.cookie;
-		tx->src = op_has_payload(t->m.op) ? MROCE_SRC_SQ :
+		tx->src = mroce_op_has_payload(t->m.op) ? MROCE_SRC_SQ :
 						    MROCE_SRC_NONE;
 	}
 }
@@ -400,7 +402,7 @@ static void tx_complete(struct mroce_conn *c, struct mroce_stream *st,
 {
 	if (t->state == MROCE_TXM_DONE || t->state == MROCE_TXM_FREE)
 		return;
-	if (op_is_read_atomic(t->m.op) && t->state == MROCE_TXM_SENT &&
+	if (mroce_op_is_read_atomic(t->m.op) && t->state == MROCE_TXM_SENT &&
 	    st->rd_inflight)
 		st->rd_inflight--;
 	t->state = MROCE_TXM_DONE;
@@ -445,7 +447,7 @@ void mroce_stream_pkt_acked(struct mroce_conn *c,
 
 	{
 		struct mroce_txmsg *t = mroce_txmsg(st, ref->msn);
-		u32 total = op_has_payload(t->m.op) ? t->m.len : 0;
+		u32 total = mroce_op_has_payload(t->m.op) ? t->m.len : 0;
 
 		st->progress_ns = now;
 		t->acked += ref->len;
@@ -456,7 +458,7 @@ void mroce_stream_pkt_acked(struct mroce_conn *c,
 		 * stream entry.  Should that be lost, POLL after an RTO.
 		 */
 		if (t->acked == total && t->acked_last && !st->poll_at &&
-		    !op_is_read_atomic(t->m.op)) {
+		    !mroce_op_is_read_atomic(t->m.op)) {
 			st->poll_at = now + mroce_conn_pto(c);
 			mroce_waitq_arm(c, st, st->poll_at);
 		}
@@ -513,7 +515,7 @@ static void tx_nacked(struct mroce_conn *c, struct mroce_stream *st,
 		tx_complete(c, st, t, mroce_status_to_wc(e->status));
 		return;
 	}
-	if (op_is_read_atomic(t->m.op) && t->state == MROCE_TXM_SENT &&
+	if (mroce_op_is_read_atomic(t->m.op) && t->state == MROCE_TXM_SENT &&
 	    st->rd_inflight)
 		st->rd_inflight--;
 	t->state = MROCE_TXM_WAIT;
@@ -542,7 +544,7 @@ void mroce_stream_on_entry(struct mroce_conn *c, struct mroce_stream *st,
 		st->progress_ns = now;
 		for (; mroce_seq_lt(msn, e->msn); msn++) {
 			t = mroce_txmsg(st, msn);
-			if (!op_is_read_atomic(t->m.op))
+			if (!mroce_op_is_read_atomic(t->m.op))
 				tx_complete(c, st, t, MROCE_WC_OK);
 			if (st->state != MROCE_STREAM_ACTIVE)
 				return;
@@ -581,7 +583,7 @@ void mroce_stream_rx_resp(struct mroce_conn *c, struct mroce_stream *st,
 	if (t->state != MROCE_TXM_SENT ||
 	    (h->opcode == MROCE_OP_READ_RESP ?
 		     t->m.op != MROCE_OP_READ_REQ :
-		     !op_is_read_atomic(t->m.op) ||
+		     !mroce_op_is_read_atomic(t->m.op) ||
 			     t->m.op == MROCE_OP_READ_REQ) ||
 	    (h->opcode == MROCE_OP_READ_RESP && d->total != t->m.len)) {
 		st->stats.rx_stale++;
@@ -633,9 +635,9 @@ static bool awaits_frontier(struct mroce_stream *st)
 
 	for (msn = st->tx_una; msn != st->tx_end; msn++) {
 		t = mroce_txmsg(st, msn);
-		if (t->state == MROCE_TXM_SENT && !op_is_read_atomic(t->m.op) &&
-		    t->acked_last &&
-		    t->acked == (op_has_payload(t->m.op) ? t->m.len : 0))
+		if (t->state == MROCE_TXM_SENT &&
+		    !mroce_op_is_read_atomic(t->m.op) && t->acked_last &&
+		    t->acked == (mroce_op_has_payload(t->m.op) ? t->m.len : 0))
 			return true;
 	}
 	return false;

@@ -243,7 +243,7 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 			st->rnr_slots--;
 		} else {
 			r->attempt = h->attempt;
-			if (!op_is_read_atomic(r->op))
+			if (!mroce_op_is_read_atomic(r->op))
 				r->state = MROCE_RXM_ACTIVE;
 		}
 	}
@@ -256,7 +256,7 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 		r->imm = d->imm;
 		r->flags = (u8)(h->flags & MROCE_F_SOLICITED);
 		r->state = MROCE_RXM_ACTIVE;
-		if (op_consumes_recv(r->op)) {
+		if (mroce_op_consumes_recv(r->op)) {
 			status = c->ops->recv_claim(c->ctx, st, d->rsn,
 						    d->total, &r->cookie);
 			if (status == MROCE_ST_RNR) {
@@ -275,7 +275,7 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 				return;
 			}
 		}
-		if (op_is_read_atomic(r->op)) {
+		if (mroce_op_is_read_atomic(r->op)) {
 			r->va = d->va;
 			r->rkey = d->rkey;
 			r->swap_add = d->swap_add;
@@ -290,7 +290,7 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 		return;
 	}
 
-	if (op_has_payload(r->op)) {
+	if (mroce_op_has_payload(r->op)) {
 		memset(&pl, 0, sizeof(pl));
 		pl.kind = r->op == MROCE_OP_WRITE || r->op == MROCE_OP_WRITE_IMM ?
 			  MROCE_PLACE_WRITE : MROCE_PLACE_SEND;
