@@ -326,7 +326,7 @@ static void stream_requester(struct mroce_qp *qp)
 
 	prm->rnr_retry = qp->rnr_retry;
 	prm->retry_cnt = qp->retry_cnt;
-	/* bounds every work request: stream.c, stall_bound() */
+	/* bounds every work request: requester.c, stall_bound() */
 	prm->ack_timeout_ns = mroce_ib_timeout_ns(qp->timeout);
 	prm->max_rd_atomic = clamp_t(u8, qp->max_rd_atomic, 1,
 				     MROCE_MAX_RD_ATOMIC);

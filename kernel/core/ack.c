@@ -3,8 +3,8 @@
  * ACK packets, both ways.
  *
  * Sender: each path block of an ACK goes to its path's scoreboard
- * (path.c), each stream entry to its stream (stream.c); the rate hint is
- * taken only when the path blocks vouch for it.
+ * (path.c), each stream entry to its stream's requester (requester.c); the
+ * rate hint is taken only when the path blocks vouch for it.
  *
  * Receiver: one ACK packet carries a block for every path with news and an
  * entry for every stream whose frontier moved or that has a NACK; a data

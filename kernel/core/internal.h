@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Functions the core's files share with each other and nobody else.
- * Data flows: rx.c dispatches a packet to stream.c (placement, frontier) or
- * ack.c, which hands each path block to path.c (scoreboard, loss,
- * congestion); tx.c picks what goes next; timers.c runs every deadline;
+ * Data flows: rx.c dispatches a packet to responder.c (placement, frontier),
+ * to requester.c (READ/ATOMIC responses) or to ack.c, which hands each path
+ * block to path.c (scoreboard, loss, congestion) and each stream entry to
+ * requester.c; tx.c picks what goes next; timers.c runs every deadline;
  * conn.c owns setup and teardown.
  */
 #ifndef MROCE_CORE_INTERNAL_H
@@ -180,13 +181,32 @@ void mroce_dsn_commit(struct mroce_conn *c, u32 dsn);
 /* Check and commit in one: NEW (a JUMP included), DUP or OUTSIDE. */
 enum mroce_dsn_rx mroce_dsn_rx(struct mroce_conn *c, u32 dsn);
 
-/* ---- stream.c ---- */
+/* ---- requester.c and responder.c: what a message's opcode asks ---- */
+static inline bool mroce_op_is_read_atomic(u8 op)
+{
+	return op == MROCE_OP_READ_REQ || op == MROCE_OP_CMP_SWAP ||
+	       op == MROCE_OP_FETCH_ADD;
+}
+
+static inline bool mroce_op_consumes_recv(u8 op)
+{
+	return op == MROCE_OP_SEND || op == MROCE_OP_SEND_IMM ||
+	       op == MROCE_OP_WRITE_IMM;
+}
+
+static inline bool mroce_op_has_payload(u8 op)
+{
+	return op == MROCE_OP_WRITE || op == MROCE_OP_WRITE_IMM ||
+	       op == MROCE_OP_SEND || op == MROCE_OP_SEND_IMM;
+}
+
+/* ---- requester.c: a stream's send side ---- */
 /* Next packet of @st (response jobs first, then posted messages). */
 bool mroce_stream_next(struct mroce_conn *c, struct mroce_stream *st,
 		       struct mroce_pktref *ref, u64 now);
 /*
  * When the oldest incomplete message of @st fails for want of progress
- * (stream.c, stall_bound()); 0: nothing outstanding.
+ * (requester.c, stall_bound()); 0: nothing outstanding.
  */
 u64 mroce_stream_stall_at(const struct mroce_conn *c,
 			  const struct mroce_stream *st);
@@ -198,20 +218,24 @@ void mroce_stream_fill(const struct mroce_pktref *ref, struct mroce_pkt *pkt,
 /* A packet of @ref was acknowledged on a path (exactly once per dsn). */
 void mroce_stream_pkt_acked(struct mroce_conn *c,
 			    const struct mroce_pktref *ref, u64 now);
-void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
-		     const struct mroce_pkt *pkt, const struct mroce_rx_meta *m,
-		     u64 now);
-void mroce_stream_rx_advance(struct mroce_conn *c, struct mroce_stream *st,
-			     u64 now);
 void mroce_stream_rx_resp(struct mroce_conn *c, struct mroce_stream *st,
 			  const struct mroce_pkt *pkt,
 			  const struct mroce_rx_meta *m, u64 now);
 void mroce_stream_on_entry(struct mroce_conn *c, struct mroce_stream *st,
 			   const struct mroce_ack_stream *e, u64 now);
-void mroce_stream_entry(struct mroce_stream *st, struct mroce_ack_stream *e);
 void mroce_stream_on_wake(struct mroce_conn *c, struct mroce_stream *st,
 			  u64 now);
 bool mroce_stream_has_tx(const struct mroce_stream *st);
+/* Map a wire status (NACK reason) to a completion status. */
+u8 mroce_status_to_wc(u8 status);
+
+/* ---- responder.c: a stream's receive side ---- */
+void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
+		     const struct mroce_pkt *pkt, const struct mroce_rx_meta *m,
+		     u64 now);
+void mroce_stream_rx_advance(struct mroce_conn *c, struct mroce_stream *st,
+			     u64 now);
+void mroce_stream_entry(struct mroce_stream *st, struct mroce_ack_stream *e);
 
 /* ---- ack.c ---- */
 void mroce_ack_rx(struct mroce_conn *c, const struct mroce_pkt *pkt,
@@ -285,8 +309,5 @@ static inline void mroce_conn_progress(struct mroce_conn *c, u64 now)
 
 /* A stream that failed orphan NACK, for packets to an unknown stream. */
 void mroce_orphan_nack(struct mroce_conn *c, const struct mroce_hdr *h);
-
-/* Map a wire status (NACK reason) to a completion status. */
-u8 mroce_status_to_wc(u8 status);
 
 #endif /* MROCE_CORE_INTERNAL_H */

@@ -4,12 +4,12 @@
  * two endpoints share the connection's paths and congestion state, and
  * keep only this per-QP state.  It has two halves:
  *
- *  - requester: the messages posted to the send queue (a window of 256),
- *    numbered by msn, completed strictly in posting order;
- *  - responder: a window of 256 message slots into which packets of the
- *    peer's messages are placed in any order, plus the READ/ATOMIC
- *    response jobs it owes the peer.  Messages complete, and READs and
- *    ATOMICs execute, in msn order: the "frontier".
+ *  - requester (requester.c): the messages posted to the send queue (a
+ *    window of 256), numbered by msn, completed strictly in posting order;
+ *  - responder (responder.c): a window of 256 message slots into which
+ *    packets of the peer's messages are placed in any order, plus the
+ *    READ/ATOMIC response jobs it owes the peer.  Messages complete, and
+ *    READs and ATOMICs execute, in msn order: the "frontier".
  */
 #ifndef MROCE_CORE_STREAM_H
 #define MROCE_CORE_STREAM_H
@@ -23,23 +23,6 @@ extern "C" {
 #endif
 
 struct mroce_conn;
-
-/* Message flags (struct mroce_msg.flags). */
-#define MROCE_MSG_FENCE		0x01	/* wait for earlier READ/ATOMICs */
-#define MROCE_MSG_SOLICITED	0x02
-
-/* A work request as the glue posts it. */
-struct mroce_msg {
-	u64 cookie;	/* glue's handle, returned in the completion */
-	u64 va;		/* WRITE*, READ, atomics: remote address */
-	u64 swap_add;	/* CMP_SWAP swap / FETCH_ADD addend */
-	u64 compare;	/* CMP_SWAP */
-	u32 rkey;
-	u32 len;	/* bytes; READ: bytes to read; atomics: 8 */
-	u32 imm;
-	u8 op;		/* MROCE_OP_WRITE … MROCE_OP_FETCH_ADD */
-	u8 flags;
-};
 
 /* Completion status reported to the glue (maps onto ib_wc_status). */
 enum mroce_wc {
@@ -57,6 +40,25 @@ enum mroce_wc {
 };
 
 extern const char *const mroce_wc_names[MROCE_WC_NR];
+
+/* ---- requester (requester.c): the messages posted, their completion ---- */
+
+/* Message flags (struct mroce_msg.flags). */
+#define MROCE_MSG_FENCE		0x01	/* wait for earlier READ/ATOMICs */
+#define MROCE_MSG_SOLICITED	0x02
+
+/* A work request as the glue posts it. */
+struct mroce_msg {
+	u64 cookie;	/* glue's handle, returned in the completion */
+	u64 va;		/* WRITE*, READ, atomics: remote address */
+	u64 swap_add;	/* CMP_SWAP swap / FETCH_ADD addend */
+	u64 compare;	/* CMP_SWAP */
+	u32 rkey;
+	u32 len;	/* bytes; READ: bytes to read; atomics: 8 */
+	u32 imm;
+	u8 op;		/* MROCE_OP_WRITE … MROCE_OP_FETCH_ADD */
+	u8 flags;
+};
 
 enum mroce_txmsg_state {
 	MROCE_TXM_FREE,
@@ -82,6 +84,8 @@ struct mroce_txmsg {
 	u8 rnr_left;		/* remaining RNR retries (7 = forever) */
 	u8 retry_left;		/* remaining retries for NO_STREAM */
 };
+
+/* ---- responder (responder.c): the peer's messages, the responses owed ---- */
 
 enum mroce_rxmsg_state {
 	MROCE_RXM_FREE,
@@ -124,6 +128,8 @@ struct mroce_resp {
 	u8 acked_last;
 };
 
+/* ---- the stream as a whole ---- */
+
 struct mroce_stream_params {
 	u32 mss;		/* payload per packet: the QP's path MTU */
 	u32 tx_msn;		/* first msn we send (verbs sq_psn) */
@@ -137,7 +143,7 @@ struct mroce_stream_params {
 	/*
 	 * Local ACK timeout T (verbs: mroce_ib_timeout_ns(timeout)); 0:
 	 * infinite.  The oldest incomplete message fails with retry
-	 * exceeded after T * (retry_cnt + 1) without progress (stream.c,
+	 * exceeded after T * (retry_cnt + 1) without progress (requester.c,
 	 * stall_bound()).
 	 */
 	u64 ack_timeout_ns;
@@ -251,14 +257,6 @@ int mroce_stream_attach(struct mroce_conn *conn, struct mroce_stream *st,
 int mroce_stream_set_tx_start(struct mroce_stream *st, u32 msn);
 
 /*
- * Post one message.  Returns 0, MROCE_EAGAIN when the message window is
- * full (post again after a completion), or MROCE_EINVAL.
- */
-int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
-		      u64 now);
-
-/* Room for another message? */
-/*
  * Nothing was ever posted to it and no packet came for it: it can move to
  * another connection of the same peer as if it had been attached there.
  */
@@ -267,6 +265,14 @@ static inline bool mroce_stream_pristine(const struct mroce_stream *st)
 	return !st->touched;
 }
 
+/*
+ * Post one message.  Returns 0, MROCE_EAGAIN when the message window is
+ * full (post again after a completion), or MROCE_EINVAL.
+ */
+int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
+		      u64 now);
+
+/* Room for another message? */
 static inline bool mroce_stream_can_post(const struct mroce_stream *st)
 {
 	return st->tx_end - st->tx_una < MROCE_STREAM_WINDOW;

@@ -37,7 +37,7 @@
  *             response byte, no refusal) for T * (retry_cnt + 1), T the
  *             QP's local ACK timeout (dead_ns for an infinite one), and
  *             still none T later (T at least rto_min): it fails
- *             with retry exceeded and the stream breaks (stream.c,
+ *             with retry exceeded and the stream breaks (requester.c,
  *             stall_bound()).  Back-offs do not count.  A stream's stall
  *             and back-off deadlines share its waitq entry.
  *  dead       data outstanding, no progress for dead_ns and at least

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // Streams (stream.c): initialisation, the transmit start, and through the
-// harness the stream bugs found after the fact: responses matched to the
-// wrong kind of message, and POLL deadlines left armed or not re-armed.
+// harness the requester's bugs found after the fact (requester.c):
+// responses matched to the wrong kind of message, and POLL deadlines left
+// armed or not re-armed.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -6,7 +6,7 @@
 // transfer runs to a byte-exact end.  The legitimate moves (a dsn jump over
 // abandoned dsns, a psn forced past a path's blackout) still happen.  And
 // no work request hangs: the oldest message fails with retry exceeded
-// within T * (retry_cnt + 1) without progress (stream.c, stall_bound()).
+// within T * (retry_cnt + 1) without progress (requester.c, stall_bound()).
 #include <gtest/gtest.h>
 
 #include <cstring>
