@@ -50,9 +50,10 @@ static void show_peer(struct seq_file *s, struct mroce_peer *p)
 	else
 		seq_printf(s, "peer %pI6c local %pI6c", &p->raddr, &p->laddr);
 	seq_printf(s,
-		   " conn %u peer_conn %u state %s%s fail %#x paths %u qps %u inflight %u cwnd %u rate_hint %u%s rx_hint %u\n",
+		   " conn %u peer_conn %u state %s%s fail %s paths %u qps %u inflight %u cwnd %u rate_hint %u%s rx_hint %u\n",
 		   c->id, c->peer_id, mroce_conn_state_names[c->state % 5],
-		   p->hashed ? "" : " (unhashed)", c->fail_reason, c->npaths,
+		   p->hashed ? "" : " (unhashed)",
+		   c->fail_reason ? mroce_err_name(c->fail_reason) : "-", c->npaths,
 		   p->nqps, c->inflight, c->cc.cwnd, c->rate_hint,
 		   mroce_conn_paced(c) ? " (paced)" : "", c->rx_hint);
 	seq_printf(s,

@@ -85,7 +85,7 @@
 
 /* Device counters (stats.c); glue-level ones are kept in mroce_dev.cnt. */
 enum mroce_cnt {
-	MROCE_CNT_RX_SHORT,		/* = MROCE_WIRE_SHORT - 1, and so on */
+	MROCE_CNT_RX_SHORT,		/* = MROCE_ERR_SHORT - 1, and so on */
 	MROCE_CNT_RX_VERSION,
 	MROCE_CNT_RX_OPCODE,
 	MROCE_CNT_RX_RESERVED,

@@ -31,20 +31,20 @@ static int place_write(struct mroce_qp *qp, const struct mroce_place *pl,
 		       const struct sk_buff *skb, u32 off)
 {
 	struct mroce_mr *mr;
-	int st = MROCE_ST_OK;
+	int st = MROCE_OK;
 
 	if (!(qp->access & IB_ACCESS_REMOTE_WRITE))
-		return MROCE_ST_ACCESS;
+		return MROCE_ERR_ACCESS;
 	/* A zero-length WRITE checks neither key nor address. */
 	if (!pl->total)
-		return MROCE_ST_OK;
+		return MROCE_OK;
 	rcu_read_lock();
 	mr = mroce_mr_lookup(qp->mdev, pl->rkey, qp->pd,
 			     IB_ACCESS_REMOTE_WRITE, pl->va, pl->total);
 	if (!mr)
-		st = MROCE_ST_ACCESS;
+		st = MROCE_ERR_ACCESS;
 	else if (mroce_mr_copy_skb(mr, pl->va + pl->offset, skb, off, pl->len))
-		st = MROCE_ST_INVALID;
+		st = MROCE_ERR_INVALID;
 	rcu_read_unlock();
 	return st;
 }
@@ -68,7 +68,7 @@ static int op_place(void *ctx, struct mroce_stream *st,
 		return mroce_sq_place(qp, (u32)pl->cookie, 0, NULL, 0, 8,
 				      &pl->value);
 	}
-	return MROCE_ST_INVALID;
+	return MROCE_ERR_INVALID;
 }
 
 static int op_read_check(void *ctx, struct mroce_stream *st, u32 rkey, u64 va,
@@ -78,14 +78,14 @@ static int op_read_check(void *ctx, struct mroce_stream *st, u32 rkey, u64 va,
 	struct mroce_mr *mr;
 
 	if (!(qp->access & IB_ACCESS_REMOTE_READ))
-		return MROCE_ST_ACCESS;
+		return MROCE_ERR_ACCESS;
 	if (!len)
-		return MROCE_ST_OK;
+		return MROCE_OK;
 	rcu_read_lock();
 	mr = mroce_mr_lookup(qp->mdev, rkey, qp->pd, IB_ACCESS_REMOTE_READ, va,
 			     len);
 	rcu_read_unlock();
-	return mr ? MROCE_ST_OK : MROCE_ST_ACCESS;
+	return mr ? MROCE_OK : MROCE_ERR_ACCESS;
 }
 
 /*
@@ -101,13 +101,13 @@ static int op_atomic(void *ctx, struct mroce_stream *st,
 	void *map;
 
 	if (!(qp->access & IB_ACCESS_REMOTE_ATOMIC))
-		return MROCE_ST_ACCESS;
+		return MROCE_ERR_ACCESS;
 	rcu_read_lock();
 	mr = mroce_mr_lookup(qp->mdev, a->rkey, qp->pd, IB_ACCESS_REMOTE_ATOMIC,
 			     a->va, 8);
 	if (!mr) {
 		rcu_read_unlock();
-		return MROCE_ST_ACCESS;
+		return MROCE_ERR_ACCESS;
 	}
 	p = mroce_mr_atomic_ptr(mr, a->va, &map);
 	if (a->op == MROCE_OP_CMP_SWAP) {
@@ -121,7 +121,7 @@ static int op_atomic(void *ctx, struct mroce_stream *st,
 	if (map)
 		kunmap_local(map);
 	rcu_read_unlock();
-	return MROCE_ST_OK;
+	return MROCE_OK;
 }
 
 /* The batch of the section that called into the core (peer.c). */
@@ -154,7 +154,7 @@ static void op_stream_error(void *ctx, struct mroce_stream *st, int wc_status)
 	 * moves to the new connection rather than failing with the old.
 	 */
 	if (st->conn && st->conn->state == MROCE_CONN_FAILED &&
-	    st->conn->fail_reason == MROCE_FAIL_RESTARTED &&
+	    st->conn->fail_reason == MROCE_ERR_RESTARTED &&
 	    mroce_stream_pristine(st)) {
 		mroce_qp_rehome(qp);
 		return;
@@ -164,9 +164,9 @@ static void op_stream_error(void *ctx, struct mroce_stream *st, int wc_status)
 	 * not be placed): verbs reports them as async events as well.  A
 	 * requester's failure is told by its error completion.
 	 */
-	if (wc_status == MROCE_WC_LOC_PROT)
+	if (wc_status == MROCE_ERR_LOC_PROT)
 		mroce_qp_event(qp, MROCE_QPEV_ACCESS_ERR);
-	else if (wc_status == MROCE_WC_LOC_LEN)
+	else if (wc_status == MROCE_ERR_LOC_LEN)
 		mroce_qp_event(qp, MROCE_QPEV_REQ_ERR);
 	/*
 	 * Retry exceeded on a connection that lives: the QP's own stall
@@ -174,35 +174,12 @@ static void op_stream_error(void *ctx, struct mroce_stream *st, int wc_status)
 	 * T * (retry_cnt + 1), at least dead_ms).  A connection failure says
 	 * why in op_conn_event(); this one must not be silent either.
 	 */
-	if (wc_status == MROCE_WC_RETRY_EXC && st->stats.stalls &&
+	if (wc_status == MROCE_ERR_RETRY_EXC && st->stats.stalls &&
 	    st->conn && st->conn->state == MROCE_CONN_ESTABLISHED)
 		ibdev_warn_ratelimited(&qp->mdev->ibdev,
 				       "QP %u: a message made no progress within its timeout and retry count: retry exceeded\n",
 				       qp->ibqp.qp_num);
 	mroce_qp_error(qp, wc_status);
-}
-
-static const char *mroce_fail_name(u32 cause)
-{
-	switch (cause) {
-	case MROCE_RESET_UNKNOWN_CONN:
-		return "reset by the peer (it does not know the connection)";
-	case MROCE_RESET_CLOSED:
-		return "reset by the peer (closed)";
-	case MROCE_RESET_VERSION:
-		return "reset by the peer (parameters refused)";
-	case MROCE_FAIL_NO_ANSWER:
-		return "CONNECT not answered";
-	case MROCE_FAIL_DEAD:
-		return "no progress with data outstanding (dead_ms)";
-	case MROCE_FAIL_RESTARTED:
-		return "the peer opened a new connection (it restarted, or its end failed)";
-	case MROCE_FAIL_PAYLOAD:
-		return "the peer's payload limit is below packets already sent (its ACCEPT came late)";
-	case MROCE_FAIL_LINK_MTU:
-		return "the netdev's MTU fell below the connection's payload size";
-	}
-	return "unknown cause";
 }
 
 static void op_conn_event(void *ctx, struct mroce_conn *c, int event, u32 arg)
@@ -220,12 +197,12 @@ static void op_conn_event(void *ctx, struct mroce_conn *c, int event, u32 arg)
 			ibdev_warn_ratelimited(&peer->mdev->ibdev,
 					       "connection %u to %pI4 failed: %s\n",
 					       c->id, &peer->raddr.s6_addr32[3],
-					       mroce_fail_name(arg));
+					       mroce_strerror(arg));
 		else
 			ibdev_warn_ratelimited(&peer->mdev->ibdev,
 					       "connection %u to %pI6c failed: %s\n",
 					       c->id, &peer->raddr,
-					       mroce_fail_name(arg));
+					       mroce_strerror(arg));
 	}
 	/*
 	 * The peer is gone (unreachable, reset, restarted or closed): no new
@@ -239,7 +216,7 @@ static void op_conn_event(void *ctx, struct mroce_conn *c, int event, u32 arg)
 		/* a closed peer leaves only flushes: say why */
 		if (event == MROCE_EV_CLOSED)
 			mroce_qp_event(qp, MROCE_QPEV_FATAL);
-		mroce_qp_error(qp, MROCE_WC_RETRY_EXC);
+		mroce_qp_error(qp, MROCE_ERR_RETRY_EXC);
 	}
 }
 

@@ -644,7 +644,7 @@ static void open_one(struct mroce_dev *mdev, struct mroce_open *o)
 	struct mroce_pkt pkt;
 	bool created;
 
-	if (mroce_wire_decode(o->pkt, o->len, &pkt) != MROCE_WIRE_OK ||
+	if (mroce_wire_decode(o->pkt, o->len, &pkt) != MROCE_OK ||
 	    pkt.hdr.opcode != MROCE_OP_CONNECT)
 		return;
 	p = peer_lookup_create(mdev, &o->laddr, &o->raddr, o->v4, true,

@@ -372,7 +372,7 @@ static int qp_attach(struct mroce_qp *qp)
 		qp->state = IB_QPS_RTR;
 		/* lost a race with the connection failing: fail at once */
 		if (peer->closed)
-			mroce_qp_error(qp, MROCE_WC_RETRY_EXC);
+			mroce_qp_error(qp, MROCE_ERR_RETRY_EXC);
 	}
 	mroce_peer_unlock(peer, &b);
 	if (err)
@@ -426,7 +426,7 @@ static void qp_to_err(struct mroce_qp *qp)
 	if (peer) {
 		mroce_peer_lock(peer, &b);
 		qp->state = IB_QPS_ERR;
-		mroce_qp_error(qp, MROCE_WC_FLUSH);
+		mroce_qp_error(qp, MROCE_ERR_FLUSH);
 		mroce_peer_unlock(peer, &b);	/* flushes */
 		return;
 	}

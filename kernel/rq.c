@@ -18,25 +18,25 @@ static struct mroce_rcv *rcv_slot(struct mroce_qp *qp, u32 slot)
 u8 mroce_wc_status(u8 wc)
 {
 	switch (wc) {
-	case MROCE_WC_OK:
+	case MROCE_OK:
 		return IB_WC_SUCCESS;
-	case MROCE_WC_RNR_RETRY:
+	case MROCE_ERR_RNR_RETRY:
 		return IB_WC_RNR_RETRY_EXC_ERR;
-	case MROCE_WC_REM_ACCESS:
+	case MROCE_ERR_REM_ACCESS:
 		return IB_WC_REM_ACCESS_ERR;
-	case MROCE_WC_REM_INVALID:
+	case MROCE_ERR_REM_INVALID:
 		return IB_WC_REM_INV_REQ_ERR;
-	case MROCE_WC_REM_OP:
+	case MROCE_ERR_REM_OP:
 		return IB_WC_REM_OP_ERR;
-	case MROCE_WC_RETRY_EXC:
+	case MROCE_ERR_RETRY_EXC:
 		return IB_WC_RETRY_EXC_ERR;
-	case MROCE_WC_LOC_PROT:
+	case MROCE_ERR_LOC_PROT:
 		return IB_WC_LOC_PROT_ERR;
-	case MROCE_WC_LOC_LEN:
+	case MROCE_ERR_LOC_LEN:
 		return IB_WC_LOC_LEN_ERR;
-	case MROCE_WC_FLUSH:
+	case MROCE_ERR_FLUSH:
 		return IB_WC_WR_FLUSH_ERR;
-	case MROCE_WC_LOC_QP_OP:
+	case MROCE_ERR_LOC_QP_OP:
 		return IB_WC_LOC_QP_OP_ERR;
 	default:
 		return IB_WC_GENERAL_ERR;
@@ -84,11 +84,11 @@ int mroce_rq_claim(struct mroce_qp *qp, u32 rsn, u32 total, u64 *cookie)
 	if (qp->srq) {
 		slot = find_first_zero_bit(qp->rcv_used, MROCE_WINDOW);
 		if (slot >= MROCE_WINDOW)
-			return MROCE_ST_OPERR;
+			return MROCE_ERR_OPERR;
 		rcv = rcv_slot(qp, slot);
 		err = mroce_srq_take(qp->srq, rcv, qp->srq->max_sge);
 		if (err == -EAGAIN)
-			return MROCE_ST_RNR;
+			return MROCE_ERR_RNR;
 		ok = !err;
 	} else {
 		idx = rsn - qp->rq_rsn;
@@ -96,14 +96,14 @@ int mroce_rq_claim(struct mroce_qp *qp, u32 rsn, u32 total, u64 *cookie)
 		avail = prod - qp->rq_cons;
 		if (avail > qp->rq.entries) {
 			mroce_count(qp->mdev, MROCE_CNT_BAD_RING);
-			return MROCE_ST_OPERR;
+			return MROCE_ERR_OPERR;
 		}
 		if (idx >= avail)
-			return MROCE_ST_RNR;
+			return MROCE_ERR_RNR;
 		slot = (qp->rq_cons + idx) % MROCE_WINDOW;
 		if (idx >= MROCE_WINDOW || test_bit(slot, qp->rcv_used)) {
 			mroce_count(qp->mdev, MROCE_CNT_RX_BAD_RSN);
-			return MROCE_ST_OPERR;
+			return MROCE_ERR_OPERR;
 		}
 		rcv = rcv_slot(qp, slot);
 		ok = rq_copy(qp, qp->rq_cons + idx, rcv);
@@ -113,7 +113,7 @@ int mroce_rq_claim(struct mroce_qp *qp, u32 rsn, u32 total, u64 *cookie)
 	__set_bit(slot, qp->rcv_used);
 	rcv->used = ok;		/* 0: a malformed entry, completes in error */
 	*cookie = slot;
-	return ok ? MROCE_ST_OK : MROCE_ST_INVALID;
+	return ok ? MROCE_OK : MROCE_ERR_INVALID;
 }
 
 static struct mroce_rcv *rcv_get(struct mroce_qp *qp, u64 cookie)
@@ -130,15 +130,15 @@ int mroce_rq_place(struct mroce_qp *qp, u64 cookie, u32 total, u32 offset,
 	struct mroce_rcv *rcv = rcv_get(qp, cookie);
 
 	if (!rcv)
-		return MROCE_ST_OPERR;
+		return MROCE_ERR_OPERR;
 	/* too long: as rxe, the requester hears a remote operation error */
 	if (total > rcv->capacity)
-		return MROCE_ST_OPERR;
+		return MROCE_ERR_OPERR;
 	/* A bad local buffer is the responder's fault: "remote op error". */
 	if (mroce_sgl_write(qp->mdev, qp->pd, rcv->sge, rcv->num_sge, offset,
 			    skb, off, NULL, len))
-		return MROCE_ST_OPERR;
-	return MROCE_ST_OK;
+		return MROCE_ERR_OPERR;
+	return MROCE_OK;
 }
 
 static u8 recv_opcode(u8 op)
@@ -167,7 +167,7 @@ void mroce_rq_done(struct mroce_qp *qp, const struct mroce_recv_done *rd,
 		return;
 	if (!qp->srq) {
 		/* A flush completes the whole ring in order (rq_flush). */
-		if (rd->status == MROCE_WC_FLUSH) {
+		if (rd->status == MROCE_ERR_FLUSH) {
 			__clear_bit(rd->cookie, qp->rcv_used);
 			return;
 		}
@@ -176,7 +176,7 @@ void mroce_rq_done(struct mroce_qp *qp, const struct mroce_recv_done *rd,
 			mroce_count(qp->mdev, MROCE_CNT_RX_BAD_RSN);
 			__clear_bit(rd->cookie, qp->rcv_used);
 			mroce_qp_event(qp, MROCE_QPEV_REQ_ERR);
-			mroce_qp_error(qp, MROCE_WC_FLUSH);
+			mroce_qp_error(qp, MROCE_ERR_FLUSH);
 			return;
 		}
 	}
@@ -215,7 +215,7 @@ void mroce_rq_done(struct mroce_qp *qp, const struct mroce_recv_done *rd,
 	 */
 	if (!mroce_cq_post(qp->rcq, &cqe, qp, rd->solicited, b) &&
 	    READ_ONCE(qp->state) != IB_QPS_ERR)
-		mroce_qp_error(qp, MROCE_WC_FLUSH);
+		mroce_qp_error(qp, MROCE_ERR_FLUSH);
 }
 
 /*

@@ -48,7 +48,7 @@ static void rx_addrs(const struct sk_buff *skb, bool *v4,
 static bool rx_decode(struct mroce_dev *mdev, struct sk_buff *skb,
 		      struct mroce_pkt *pkt)
 {
-	enum mroce_wire_err err;
+	enum mroce_err err;
 	u32 head = 0, need;
 	int round;
 
@@ -57,16 +57,16 @@ static bool rx_decode(struct mroce_dev *mdev, struct sk_buff *skb,
 		if (need <= head)
 			break;
 		if (!pskb_may_pull(skb, need)) {
-			err = MROCE_WIRE_SHORT;
+			err = MROCE_ERR_SHORT;
 			goto bad;
 		}
 		head = need;
 	}
 	err = mroce_wire_decode_head(skb->data, head, skb->len, pkt);
-	if (err == MROCE_WIRE_OK)
+	if (err == MROCE_OK)
 		return true;
 bad:
-	mroce_count(mdev, MROCE_CNT_RX_SHORT + err - MROCE_WIRE_SHORT);
+	mroce_count(mdev, MROCE_CNT_RX_SHORT + err - MROCE_ERR_SHORT);
 	return false;
 }
 

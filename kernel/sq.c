@@ -185,7 +185,7 @@ static void sq_fail_bad(struct mroce_qp *qp, struct mroce_batch *b)
 	qp->sq_cons++;
 	sq_publish(qp);
 	mroce_cq_post(qp->scq, &cqe, qp, false, b);
-	mroce_qp_error(qp, MROCE_WC_FLUSH);
+	mroce_qp_error(qp, MROCE_ERR_FLUSH);
 }
 
 /*
@@ -222,7 +222,7 @@ static void sq_take(struct mroce_qp *qp, struct mroce_batch *b)
 	if (prod - qp->sq_cons > qp->sq.entries) {
 		mroce_count(qp->mdev, MROCE_CNT_BAD_RING);
 		mroce_qp_event(qp, MROCE_QPEV_FATAL);
-		mroce_qp_error(qp, MROCE_WC_FLUSH);
+		mroce_qp_error(qp, MROCE_ERR_FLUSH);
 		return;
 	}
 	while (qp->sq_next != prod && mroce_stream_can_post(st)) {
@@ -295,7 +295,7 @@ void mroce_sq_done(struct mroce_qp *qp, u32 idx, u8 status,
 	w = sq_shadow(qp, idx);
 	qp->sq_cons++;
 	sq_publish(qp);
-	if (status != MROCE_WC_OK || (w->e.flags & MROCE_SQE_SIGNALED)) {
+	if (status != MROCE_OK || (w->e.flags & MROCE_SQE_SIGNALED)) {
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.wr_id = w->e.wr_id;
 		cqe.status = mroce_wc_status(status);
@@ -383,14 +383,14 @@ int mroce_sq_place(struct mroce_qp *qp, u32 idx, u32 offset,
 	int err;
 
 	if (idx - qp->sq_cons >= qp->sq_next - qp->sq_cons)
-		return MROCE_ST_ACCESS;
+		return MROCE_ERR_ACCESS;
 	w = sq_shadow(qp, idx);
 	if (offset > w->len || len > w->len - offset)
-		return MROCE_ST_ACCESS;
+		return MROCE_ERR_ACCESS;
 	err = mroce_sgl_write(qp->mdev, qp->pd,
 			      (const struct mroce_sge *)(&w->e + 1),
 			      w->e.num_sge, offset, skb, off, value, len);
-	return err ? MROCE_ST_ACCESS : MROCE_ST_OK;
+	return err ? MROCE_ERR_ACCESS : MROCE_OK;
 }
 
 /* ---- doorbell ---- */

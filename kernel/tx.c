@@ -77,7 +77,7 @@ static void *peer_frag(struct mroce_peer *p, u32 len, struct page **pg,
 static void payload_fault(struct mroce_peer *p, struct mroce_qp *qp)
 {
 	mroce_count(p->mdev, MROCE_CNT_TX_LOCAL_ERR);
-	mroce_qp_error(qp, MROCE_WC_LOC_PROT);
+	mroce_qp_error(qp, MROCE_ERR_LOC_PROT);
 }
 
 /*

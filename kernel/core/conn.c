@@ -160,7 +160,7 @@ int mroce_conn_init(struct mroce_conn *c, const struct mroce_cfg *cfg,
 	u32 i;
 
 	if (!cfg_valid(cfg) || !id || !nonce)
-		return MROCE_EINVAL;
+		return MROCE_ERR_INVAL;
 	memset(c, 0, sizeof(*c));
 	c->ops = ops;
 	c->ctx = ctx;
@@ -250,9 +250,9 @@ void mroce_conn_fail(struct mroce_conn *c, u32 reason)
 			t->state = MROCE_TXM_FREE;
 			st->tx_una++;
 			c->ops->send_done(c->ctx, st, t->m.cookie,
-					  MROCE_WC_RETRY_EXC);
+					  MROCE_ERR_RETRY_EXC);
 		}
-		c->ops->stream_error(c->ctx, st, MROCE_WC_RETRY_EXC);
+		c->ops->stream_error(c->ctx, st, MROCE_ERR_RETRY_EXC);
 	}
 	c->ops->conn_event(c->ctx, c, MROCE_EV_FAILED, reason);
 }
@@ -272,7 +272,7 @@ bool mroce_conn_link_mss(struct mroce_conn *c, u32 mss)
 	       c->tx_mss : c->cfg.mss;
 	if (mss >= need)
 		return false;
-	mroce_conn_fail(c, MROCE_FAIL_LINK_MTU);
+	mroce_conn_fail(c, MROCE_ERR_LINK_MTU);
 	c->reset_pending = 1;
 	return true;
 }
@@ -304,7 +304,7 @@ static void adopt_peer(struct mroce_conn *c, const struct mroce_pkt *pkt)
 static void adopt_implicit(struct mroce_conn *c, const struct mroce_pkt *pkt)
 {
 	if (c->implicit_len > hello_payload(&pkt->hello)) {
-		mroce_conn_fail(c, MROCE_FAIL_PAYLOAD);
+		mroce_conn_fail(c, MROCE_ERR_PAYLOAD);
 		c->reset_pending = 1;
 		return;
 	}
@@ -401,7 +401,7 @@ void mroce_conn_on_hello(struct mroce_conn *c, const struct mroce_pkt *pkt,
 			 * restarted or given our connection up.  What we
 			 * had with it is gone.
 			 */
-			mroce_conn_fail(c, MROCE_FAIL_RESTARTED);
+			mroce_conn_fail(c, MROCE_ERR_RESTARTED);
 			return;
 		default:
 			c->stats.rx_drop_state++;
@@ -492,7 +492,7 @@ void mroce_conn_on_reset(struct mroce_conn *c, const struct mroce_pkt *pkt,
 	if (pkt->reset.echo == c->nonce &&
 	    (c->state == MROCE_CONN_CONNECTING ||
 	     (c->state == MROCE_CONN_ESTABLISHED && !c->peer_nonce))) {
-		mroce_conn_fail(c, pkt->reset.reason);
+		mroce_conn_fail(c, mroce_reset_err(pkt->reset.reason));
 		return;
 	}
 	if (c->state != MROCE_CONN_ESTABLISHED || h->src_conn != c->peer_id) {
@@ -512,7 +512,7 @@ void mroce_conn_on_reset(struct mroce_conn *c, const struct mroce_pkt *pkt,
 		c->ops->conn_event(c->ctx, c, MROCE_EV_CLOSED, 0);
 		return;
 	}
-	mroce_conn_fail(c, pkt->reset.reason);
+	mroce_conn_fail(c, mroce_reset_err(pkt->reset.reason));
 }
 
 void mroce_conn_on_close(struct mroce_conn *c, u64 now)
@@ -578,7 +578,7 @@ void mroce_orphan_nack(struct mroce_conn *c, const struct mroce_hdr *h)
 	e->stream = h->src_stream;
 	e->msn = h->msn;
 	e->nack_msn = h->msn;
-	e->status = MROCE_ST_NO_STREAM;
+	e->status = MROCE_ERR_NO_STREAM;
 	e->attempt = h->attempt;
 out:
 	c->ack_now = 1;

@@ -66,7 +66,7 @@ struct mroce_recv_done {
 	u32 byte_len;
 	u32 imm;
 	u8 op;		/* MROCE_OP_SEND, _SEND_IMM or _WRITE_IMM */
-	u8 status;	/* enum mroce_wc */
+	u8 status;	/* enum mroce_err */
 	u8 solicited;
 };
 
@@ -84,22 +84,10 @@ enum mroce_conn_event {
  */
 #define MROCE_DEAD_ROUNDS	3
 
-/*
- * Why a connection failed: conn->fail_reason and the argument of
- * MROCE_EV_FAILED.  Below 0x10, the peer's RESET with that wire reason
- * (enum mroce_reset_reason); the rest are decided here.
- */
-enum mroce_fail_cause {
-	MROCE_FAIL_NO_ANSWER	= 0x10,	/* CONNECT never answered */
-	MROCE_FAIL_DEAD		= 0x11,	/* data outstanding, no progress */
-	MROCE_FAIL_RESTARTED	= 0x12,	/* CONNECT with another nonce */
-	MROCE_FAIL_PAYLOAD	= 0x13,	/* ACCEPT below payloads already sent */
-	MROCE_FAIL_LINK_MTU	= 0x14,	/* the link's MTU fell below them */
-};
 
 /*
  * Callbacks into the caller.  Status-returning ones return an enum
- * mroce_status (MROCE_ST_OK on success).  None may call back into the core
+ * mroce_err (MROCE_OK on success).  None may call back into the core
  * for the same connection.
  */
 struct mroce_ops {
@@ -347,7 +335,7 @@ struct mroce_conn {
 	u64 timer_at[MROCE_MAX_PATHS];
 	struct mroce_cfg cfg;
 	u64 nonce;
-	u32 fail_reason;	/* enum mroce_fail_cause */
+	u32 fail_reason;	/* enum mroce_err */
 	u32 hello_tries;
 	u64 rng;
 	u64 reset_next;		/* no second RESET to the peer before this */

@@ -226,8 +226,8 @@ void mroce_stream_on_entry(struct mroce_conn *c, struct mroce_stream *st,
 void mroce_stream_on_wake(struct mroce_conn *c, struct mroce_stream *st,
 			  u64 now);
 bool mroce_stream_has_tx(const struct mroce_stream *st);
-/* Map a wire status (NACK reason) to a completion status. */
-u8 mroce_status_to_wc(u8 status);
+/* The completion status of a message the peer refused with @err. */
+u8 mroce_refusal_wc(u8 err);
 
 /* ---- responder.c: a stream's receive side ---- */
 void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,

@@ -17,21 +17,21 @@
 
 #define RNR_FOREVER	7
 
-u8 mroce_status_to_wc(u8 status)
+u8 mroce_refusal_wc(u8 err)
 {
-	switch (status) {
-	case MROCE_ST_OK:
-		return MROCE_WC_OK;
-	case MROCE_ST_RNR:
-		return MROCE_WC_RNR_RETRY;
-	case MROCE_ST_ACCESS:
-		return MROCE_WC_REM_ACCESS;
-	case MROCE_ST_OPERR:
-		return MROCE_WC_REM_OP;
-	case MROCE_ST_NO_STREAM:
-		return MROCE_WC_RETRY_EXC;
+	switch (err) {
+	case MROCE_OK:
+		return MROCE_OK;
+	case MROCE_ERR_RNR:
+		return MROCE_ERR_RNR_RETRY;
+	case MROCE_ERR_ACCESS:
+		return MROCE_ERR_REM_ACCESS;
+	case MROCE_ERR_OPERR:
+		return MROCE_ERR_REM_OP;
+	case MROCE_ERR_NO_STREAM:
+		return MROCE_ERR_RETRY_EXC;
 	default:
-		return MROCE_WC_REM_INVALID;
+		return MROCE_ERR_REM_INVALID;
 	}
 }
 
@@ -84,9 +84,9 @@ int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
 	struct mroce_txmsg *t;
 
 	if (st->state != MROCE_STREAM_ACTIVE)
-		return MROCE_EINVAL;
+		return MROCE_ERR_INVAL;
 	if (!mroce_stream_can_post(st))
-		return MROCE_EAGAIN;
+		return MROCE_ERR_AGAIN;
 	switch (m->op) {
 	case MROCE_OP_WRITE:
 	case MROCE_OP_WRITE_IMM:
@@ -94,15 +94,15 @@ int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
 	case MROCE_OP_SEND_IMM:
 	case MROCE_OP_READ_REQ:
 		if (m->len > MROCE_MAX_MSG || m->va + m->len < m->va)
-			return MROCE_EINVAL;
+			return MROCE_ERR_INVAL;
 		break;
 	case MROCE_OP_CMP_SWAP:
 	case MROCE_OP_FETCH_ADD:
 		if (m->len != 8 || (m->va & 7))
-			return MROCE_EINVAL;
+			return MROCE_ERR_INVAL;
 		break;
 	default:
-		return MROCE_EINVAL;
+		return MROCE_ERR_INVAL;
 	}
 
 	/* the oldest incomplete message: its progress deadline starts */
@@ -162,7 +162,7 @@ static struct mroce_txmsg *next_sendable(struct mroce_stream *st)
 		st->tx_next++;
 	for (msn = st->tx_next; msn != st->tx_end; msn++) {
 		t = mroce_txmsg(st, msn);
-		if (t->state == MROCE_TXM_DONE && t->status != MROCE_WC_OK)
+		if (t->state == MROCE_TXM_DONE && t->status != MROCE_OK)
 			return NULL;
 		if (t->state != MROCE_TXM_SENDING)
 			continue;
@@ -370,7 +370,7 @@ static void tx_deliver(struct mroce_conn *c, struct mroce_stream *st)
 		if (mroce_seq_lt(st->tx_next, st->tx_una))
 			st->tx_next = st->tx_una;
 		c->ops->send_done(c->ctx, st, t->m.cookie, status);
-		if (status != MROCE_WC_OK) {
+		if (status != MROCE_OK) {
 			st->state = MROCE_STREAM_ERROR;
 			c->ops->stream_error(c->ctx, st, status);
 			return;
@@ -465,10 +465,10 @@ static void tx_nacked(struct mroce_conn *c, struct mroce_stream *st,
 		return;		/* already handled, or about an old attempt */
 	st->progress_ns = now;
 	switch (e->status) {
-	case MROCE_ST_RNR:
+	case MROCE_ERR_RNR:
 		st->stats.rnr_rcvd++;
 		if (!t->rnr_left) {
-			tx_complete(c, st, t, MROCE_WC_RNR_RETRY);
+			tx_complete(c, st, t, MROCE_ERR_RNR_RETRY);
 			return;
 		}
 		if (t->rnr_left != RNR_FOREVER)
@@ -476,17 +476,17 @@ static void tx_nacked(struct mroce_conn *c, struct mroce_stream *st,
 		delay = MROCE_MAX((u64)e->rnr_delay_us * 1000,
 				  st->prm.min_rnr_ns);
 		break;
-	case MROCE_ST_NO_STREAM:
+	case MROCE_ERR_NO_STREAM:
 		/* the peer QP may not be ready yet: retry like a timeout */
 		if (!t->retry_left) {
-			tx_complete(c, st, t, MROCE_WC_RETRY_EXC);
+			tx_complete(c, st, t, MROCE_ERR_RETRY_EXC);
 			return;
 		}
 		t->retry_left--;
 		delay = mroce_conn_rto(c);
 		break;
 	default:
-		tx_complete(c, st, t, mroce_status_to_wc(e->status));
+		tx_complete(c, st, t, mroce_refusal_wc(e->status));
 		return;
 	}
 	if (mroce_op_is_read_atomic(t->m.op) && t->state == MROCE_TXM_SENT &&
@@ -507,7 +507,7 @@ void mroce_stream_on_entry(struct mroce_conn *c, struct mroce_stream *st,
 
 	if (st->state != MROCE_STREAM_ACTIVE)
 		return;
-	if (e->status == MROCE_ST_NO_STREAM)
+	if (e->status == MROCE_ERR_NO_STREAM)
 		goto nack;	/* frontier means nothing without a stream */
 	/* a frontier beyond what we posted is a lie: ignore the entry */
 	if (mroce_seq_lt(st->tx_end, e->msn))
@@ -519,13 +519,13 @@ void mroce_stream_on_entry(struct mroce_conn *c, struct mroce_stream *st,
 		for (; mroce_seq_lt(msn, e->msn); msn++) {
 			t = mroce_txmsg(st, msn);
 			if (!mroce_op_is_read_atomic(t->m.op))
-				tx_complete(c, st, t, MROCE_WC_OK);
+				tx_complete(c, st, t, MROCE_OK);
 			if (st->state != MROCE_STREAM_ACTIVE)
 				return;
 		}
 	}
 nack:
-	if (e->status == MROCE_ST_OK)
+	if (e->status == MROCE_OK)
 		return;
 	if (mroce_seq_lt(e->nack_msn, st->tx_una) ||
 	    !mroce_seq_lt(e->nack_msn, st->tx_end))
@@ -578,19 +578,19 @@ void mroce_stream_rx_resp(struct mroce_conn *c, struct mroce_stream *st,
 		pl.len = 8;
 	}
 	status = c->ops->place(c->ctx, st, &pl, m->pctx, pkt->payload_off);
-	if (status != MROCE_ST_OK) {
-		tx_complete(c, st, t, MROCE_WC_LOC_PROT);
+	if (status != MROCE_OK) {
+		tx_complete(c, st, t, MROCE_ERR_LOC_PROT);
 		return;
 	}
 	st->progress_ns = now;
 	if (h->opcode == MROCE_OP_ATOMIC_RESP) {
 		t->orig = d->orig;
-		tx_complete(c, st, t, MROCE_WC_OK);
+		tx_complete(c, st, t, MROCE_OK);
 		return;
 	}
 	t->resp += pkt->payload_len;
 	if (t->resp == t->m.len)
-		tx_complete(c, st, t, MROCE_WC_OK);
+		tx_complete(c, st, t, MROCE_OK);
 }
 
 /* ------------------------------------------------------------------ */
@@ -686,7 +686,7 @@ void mroce_stream_on_wake(struct mroce_conn *c, struct mroce_stream *st,
 			at = st->stall_check;
 		} else if (st->stall_check <= now) {
 			st->stats.stalls++;
-			tx_complete(c, st, t, MROCE_WC_RETRY_EXC);
+			tx_complete(c, st, t, MROCE_ERR_RETRY_EXC);
 			if (st->state != MROCE_STREAM_ACTIVE) {
 				mroce_stream_on_wake(c, st, now); /* disarm */
 				return;

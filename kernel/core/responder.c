@@ -16,8 +16,8 @@
 /* The responder's local error when it refuses (its QP's async event). */
 static u8 local_wc(u8 status)
 {
-	return status == MROCE_ST_INVALID ? MROCE_WC_LOC_LEN :
-					    MROCE_WC_LOC_PROT;
+	return status == MROCE_ERR_INVALID ? MROCE_ERR_LOC_LEN :
+					    MROCE_ERR_LOC_PROT;
 }
 
 /*
@@ -27,8 +27,8 @@ static u8 local_wc(u8 status)
  */
 static u8 recv_wc(u8 status)
 {
-	return status == MROCE_ST_ACCESS ? MROCE_WC_REM_ACCESS :
-					   MROCE_WC_LOC_QP_OP;
+	return status == MROCE_ERR_ACCESS ? MROCE_ERR_REM_ACCESS :
+					   MROCE_ERR_LOC_QP_OP;
 }
 
 /* The stream is broken (verbs: responder QP to ERR) by @status at @msn. */
@@ -87,7 +87,7 @@ static int resp_push(struct mroce_stream *st, const struct mroce_rxmsg *r,
 	struct mroce_resp *j;
 
 	if (st->resp_count == MROCE_MAX_RD_ATOMIC)
-		return MROCE_EAGAIN;
+		return MROCE_ERR_AGAIN;
 	idx = (st->resp_head + st->resp_count) % MROCE_MAX_RD_ATOMIC;
 	j = &st->resp[idx];
 	memset(j, 0, sizeof(*j));
@@ -137,7 +137,7 @@ void mroce_stream_rx_advance(struct mroce_conn *c, struct mroce_stream *st,
 				.byte_len = r->total,
 				.imm = r->imm,
 				.op = r->op,
-				.status = MROCE_WC_OK,
+				.status = MROCE_OK,
 				.solicited = !!(r->flags & MROCE_F_SOLICITED),
 			};
 
@@ -162,10 +162,10 @@ void mroce_stream_rx_advance(struct mroce_conn *c, struct mroce_stream *st,
 					.compare = r->compare,
 				};
 
-				status = (r->va & 7) ? MROCE_ST_INVALID :
+				status = (r->va & 7) ? MROCE_ERR_INVALID :
 					 c->ops->atomic(c->ctx, st, &a, &orig);
 			}
-			if (status != MROCE_ST_OK) {
+			if (status != MROCE_OK) {
 				rx_break(c, st, NULL, (u8)status, r->msn,
 					 r->attempt);
 				goto out;
@@ -208,8 +208,8 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 		 * makes the peer retry and then give up (retry exceeded)
 		 * instead of waiting on a frontier that will never move.
 		 */
-		if (st->nack_status == MROCE_ST_OK) {
-			st->nack_status = MROCE_ST_NO_STREAM;
+		if (st->nack_status == MROCE_OK) {
+			st->nack_status = MROCE_ERR_NO_STREAM;
 			st->nack_msn = msn;
 			st->nack_attempt = h->attempt;
 		}
@@ -256,7 +256,7 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 		if (mroce_op_consumes_recv(r->op)) {
 			status = c->ops->recv_claim(c->ctx, st, d->rsn,
 						    d->total, &r->cookie);
-			if (status == MROCE_ST_RNR) {
+			if (status == MROCE_ERR_RNR) {
 				r->state = MROCE_RXM_RNR;
 				st->rnr_slots++;
 				st->stats.rnr_sent++;
@@ -264,9 +264,9 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 				return;
 			}
 			/* a receive too small is consumed by the error */
-			r->claimed = status == MROCE_ST_OK ||
-				     status == MROCE_ST_INVALID;
-			if (status != MROCE_ST_OK) {
+			r->claimed = status == MROCE_OK ||
+				     status == MROCE_ERR_INVALID;
+			if (status != MROCE_OK) {
 				rx_refuse(c, st, r, (u8)status, msn,
 					  h->attempt);
 				return;
@@ -283,7 +283,7 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 		mroce_ackq_add(c, st, true);
 		return;
 	} else if (r->op != h->opcode || r->total != d->total) {
-		rx_refuse(c, st, r, MROCE_ST_INVALID, msn, h->attempt);
+		rx_refuse(c, st, r, MROCE_ERR_INVALID, msn, h->attempt);
 		return;
 	}
 
@@ -299,7 +299,7 @@ void mroce_stream_rx(struct mroce_conn *c, struct mroce_stream *st,
 		pl.cookie = r->cookie;
 		status = c->ops->place(c->ctx, st, &pl, m->pctx,
 				       pkt->payload_off);
-		if (status != MROCE_ST_OK) {
+		if (status != MROCE_OK) {
 			rx_refuse(c, st, r, (u8)status, msn, h->attempt);
 			return;
 		}
@@ -340,7 +340,7 @@ void mroce_stream_entry(struct mroce_stream *st, struct mroce_ack_stream *e)
 		const struct mroce_rxmsg *r = mroce_rxmsg(st, msn);
 
 		if (r->state == MROCE_RXM_RNR && r->msn == msn) {
-			e->status = MROCE_ST_RNR;
+			e->status = MROCE_ERR_RNR;
 			e->nack_msn = msn;
 			e->attempt = r->attempt;
 			e->rnr_delay_us = (u16)MROCE_MIN(st->prm.rnr_delay_ns /

@@ -2,24 +2,11 @@
 /*
  * Streams: verbs semantics on top of out-of-order placement.
  *
- * What is the stream as a whole: its completion statuses, attaching it to
- * a connection, and its error and teardown.  Its two halves have a file
- * each: the requester (requester.c) and the responder (responder.c).
+ * What is the stream as a whole: attaching it to a connection, and its
+ * error and teardown.  Its two halves have a file each: the requester
+ * (requester.c) and the responder (responder.c).
  */
 #include "internal.h"
-
-const char *const mroce_wc_names[MROCE_WC_NR] = {
-	[MROCE_WC_OK]		= "ok",
-	[MROCE_WC_RNR_RETRY]	= "rnr-retry-exceeded",
-	[MROCE_WC_REM_ACCESS]	= "remote-access",
-	[MROCE_WC_REM_INVALID]	= "remote-invalid-request",
-	[MROCE_WC_REM_OP]	= "remote-operation",
-	[MROCE_WC_RETRY_EXC]	= "retry-exceeded",
-	[MROCE_WC_LOC_PROT]	= "local-protection",
-	[MROCE_WC_LOC_LEN]	= "local-length",
-	[MROCE_WC_FLUSH]	= "flushed",
-	[MROCE_WC_LOC_QP_OP]	= "local-qp-operation",
-};
 
 void mroce_stream_init(struct mroce_stream *st, u32 id)
 {
@@ -43,7 +30,7 @@ int mroce_stream_attach(struct mroce_conn *c, struct mroce_stream *st,
 {
 	if (st->state != MROCE_STREAM_IDLE || !prm->mss ||
 	    (peer & ~MROCE_STREAM_MASK))
-		return MROCE_EINVAL;
+		return MROCE_ERR_INVAL;
 	st->conn = c;
 	st->peer = peer;
 	st->prm = *prm;
@@ -65,7 +52,7 @@ int mroce_stream_set_tx_start(struct mroce_stream *st, u32 msn)
 {
 	if (st->state != MROCE_STREAM_ACTIVE || st->tx_end != st->tx_una ||
 	    st->tx_end != st->prm.tx_msn)
-		return MROCE_EINVAL;
+		return MROCE_ERR_INVAL;
 	st->prm.tx_msn = msn;
 	st->tx_una = msn;
 	st->tx_next = msn;
@@ -93,7 +80,7 @@ void mroce_stream_flush(struct mroce_stream *st)
 			continue;
 		c->ops->send_done(c->ctx, st, t->m.cookie,
 				  t->state == MROCE_TXM_DONE ? t->status :
-							       MROCE_WC_FLUSH);
+							       MROCE_ERR_FLUSH);
 		t->state = MROCE_TXM_FREE;
 	}
 	st->tx_next = st->tx_una;
@@ -105,7 +92,7 @@ void mroce_stream_flush(struct mroce_stream *st)
 			struct mroce_recv_done rd = {
 				.cookie = r->cookie,
 				.op = r->op,
-				.status = MROCE_WC_FLUSH,
+				.status = MROCE_ERR_FLUSH,
 			};
 
 			c->ops->recv_done(c->ctx, st, &rd);

@@ -24,23 +24,6 @@ extern "C" {
 
 struct mroce_conn;
 
-/* Completion status reported to the glue (maps onto ib_wc_status). */
-enum mroce_wc {
-	MROCE_WC_OK = 0,
-	MROCE_WC_RNR_RETRY,	/* receiver not ready, retries exhausted */
-	MROCE_WC_REM_ACCESS,	/* rkey / bounds / permission at the peer */
-	MROCE_WC_REM_INVALID,	/* peer refused the request as invalid */
-	MROCE_WC_REM_OP,	/* peer failed to execute it */
-	MROCE_WC_RETRY_EXC,	/* peer unreachable: transport gave up */
-	MROCE_WC_LOC_PROT,	/* local memory refused the data */
-	MROCE_WC_LOC_LEN,	/* receive buffer too small */
-	MROCE_WC_FLUSH,		/* flushed: the stream is in error */
-	MROCE_WC_LOC_QP_OP,	/* the receive could not take the message */
-	MROCE_WC_NR
-};
-
-extern const char *const mroce_wc_names[MROCE_WC_NR];
-
 /* ---- requester (requester.c): the messages posted, their completion ---- */
 
 /* Message flags (struct mroce_msg.flags). */
@@ -79,7 +62,7 @@ struct mroce_txmsg {
 	u32 resp;		/* READ: response bytes placed */
 	u8 state;
 	u8 attempt;
-	u8 status;		/* enum mroce_wc once DONE */
+	u8 status;		/* enum mroce_err once DONE */
 	u8 acked_last;		/* last packet (this attempt) acknowledged */
 	u8 rnr_left;		/* remaining RNR retries (7 = forever) */
 	u8 retry_left;		/* remaining retries for NO_STREAM */
@@ -110,7 +93,7 @@ struct mroce_rxmsg {
 	u8 attempt;
 	u8 flags;		/* MROCE_F_SOLICITED */
 	u8 claimed;		/* cookie is a claimed receive */
-	u8 status;		/* FAILED: why (enum mroce_status) */
+	u8 status;		/* FAILED: why (enum mroce_err) */
 };
 
 /* A READ or ATOMIC response the responder owes the requester. */
@@ -252,7 +235,7 @@ int mroce_stream_attach(struct mroce_conn *conn, struct mroce_stream *st,
 
 /*
  * Set the first msn we send (verbs: sq_psn, known at RTS, after attach at
- * RTR).  Only before anything was posted; MROCE_EINVAL otherwise.
+ * RTR).  Only before anything was posted; MROCE_ERR_INVAL otherwise.
  */
 int mroce_stream_set_tx_start(struct mroce_stream *st, u32 msn);
 
@@ -266,8 +249,8 @@ static inline bool mroce_stream_pristine(const struct mroce_stream *st)
 }
 
 /*
- * Post one message.  Returns 0, MROCE_EAGAIN when the message window is
- * full (post again after a completion), or MROCE_EINVAL.
+ * Post one message.  Returns 0, MROCE_ERR_AGAIN when the message window is
+ * full (post again after a completion), or MROCE_ERR_INVAL.
  */
 int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
 		      u64 now);
@@ -280,7 +263,7 @@ static inline bool mroce_stream_can_post(const struct mroce_stream *st)
 
 /*
  * Error path (verbs: QP moved to ERR): report every outstanding send as
- * MROCE_WC_FLUSH in order, and every claimed, incomplete receive likewise;
+ * MROCE_ERR_FLUSH in order, and every claimed, incomplete receive likewise;
  * forget what is in flight.  The stream stays attached until detach.
  */
 void mroce_stream_flush(struct mroce_stream *st);
@@ -288,8 +271,8 @@ void mroce_stream_flush(struct mroce_stream *st);
 /* Detach from the connection; drops everything in flight for it. */
 void mroce_stream_detach(struct mroce_stream *st);
 
-#define MROCE_EAGAIN	(-11)
-#define MROCE_EINVAL	(-22)
+#define MROCE_ERR_AGAIN	(-11)
+#define MROCE_ERR_INVAL	(-22)
 
 #ifdef __cplusplus
 }

@@ -325,7 +325,7 @@ void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
 	if (c->state == MROCE_CONN_CONNECTING) {
 		if (c->hello_tries > c->cfg.hello_retries &&
 		    c->hello_at <= now)
-			mroce_conn_fail(c, MROCE_FAIL_NO_ANSWER);
+			mroce_conn_fail(c, MROCE_ERR_NO_ANSWER);
 		return;
 	}
 	if (c->state != MROCE_CONN_ESTABLISHED)
@@ -395,5 +395,5 @@ void mroce_conn_on_timer(struct mroce_conn *c, u64 now)
 		c->rto_rounds++;
 	if (c->rto_rounds >= MROCE_DEAD_ROUNDS &&
 	    c->last_progress_ns + c->cfg.dead_ns <= now)
-		mroce_conn_fail(c, MROCE_FAIL_DEAD);
+		mroce_conn_fail(c, MROCE_ERR_DEAD);
 }

@@ -7,17 +7,6 @@
  */
 #include "wire.h"
 
-const char *const mroce_wire_err_names[MROCE_WIRE_NR] = {
-	[MROCE_WIRE_OK]		= "ok",
-	[MROCE_WIRE_SHORT]	= "short",
-	[MROCE_WIRE_VERSION]	= "version",
-	[MROCE_WIRE_OPCODE]	= "opcode",
-	[MROCE_WIRE_RESERVED]	= "reserved",
-	[MROCE_WIRE_FLAGS]	= "flags",
-	[MROCE_WIRE_LENGTH]	= "length",
-	[MROCE_WIRE_FIELD]	= "field",
-};
-
 int mroce_wire_ext_len(u8 opcode)
 {
 	switch (opcode) {
@@ -83,47 +72,47 @@ static bool is_pow2(u32 v)
 }
 
 /* A payload [offset, offset + len) must lie inside a message of @total. */
-static enum mroce_wire_err check_segment(u32 offset, u32 len, u32 total)
+static enum mroce_err check_segment(u32 offset, u32 len, u32 total)
 {
 	if (total > MROCE_MAX_MSG)
-		return MROCE_WIRE_FIELD;
+		return MROCE_ERR_FIELD;
 	if (offset > total || len > total - offset)
-		return MROCE_WIRE_LENGTH;
+		return MROCE_ERR_LENGTH;
 	/* only an empty message may carry an empty segment */
 	if (!len && total)
-		return MROCE_WIRE_LENGTH;
-	return MROCE_WIRE_OK;
+		return MROCE_ERR_LENGTH;
+	return MROCE_OK;
 }
 
-static enum mroce_wire_err check_range(u64 va, u32 total)
+static enum mroce_err check_range(u64 va, u32 total)
 {
 	if (total > MROCE_MAX_MSG)
-		return MROCE_WIRE_FIELD;
+		return MROCE_ERR_FIELD;
 	if (va + total < va)
-		return MROCE_WIRE_FIELD;
-	return MROCE_WIRE_OK;
+		return MROCE_ERR_FIELD;
+	return MROCE_OK;
 }
 
-static enum mroce_wire_err decode_ack_blocks(const u8 *p,
+static enum mroce_err decode_ack_blocks(const u8 *p,
 					     struct mroce_pkt *pkt)
 {
 	unsigned int i;
 
 	for (i = 0; i < pkt->ack.npaths; i++, p += MROCE_ACK_PATH_LEN) {
 		if (mroce_get_be16(p) >= MROCE_MAX_PATHS)
-			return MROCE_WIRE_FIELD;
+			return MROCE_ERR_FIELD;
 		if (mroce_get_be16(p + 2))
-			return MROCE_WIRE_RESERVED;
+			return MROCE_ERR_RESERVED;
 	}
 	for (i = 0; i < pkt->ack.nstreams; i++, p += MROCE_ACK_STREAM_LEN) {
 		if (mroce_get_be32(p) & ~MROCE_STREAM_MASK)
-			return MROCE_WIRE_RESERVED;
-		if (p[12] > MROCE_ST_MAX)
-			return MROCE_WIRE_FIELD;
-		if (p[12] != MROCE_ST_OK)
+			return MROCE_ERR_RESERVED;
+		if (p[12] > MROCE_NACK_MAX)
+			return MROCE_ERR_FIELD;
+		if (p[12])
 			pkt->ack_nack = 1;
 	}
-	return MROCE_WIRE_OK;
+	return MROCE_OK;
 }
 
 /*
@@ -131,7 +120,7 @@ static enum mroce_wire_err decode_ack_blocks(const u8 *p,
  * bytes; an ACK's must fill them exactly (@exact).  Only @contig of those
  * bytes are there to read.
  */
-static enum mroce_wire_err decode_ack(const u8 *e, u32 room, u32 contig,
+static enum mroce_err decode_ack(const u8 *e, u32 room, u32 contig,
 				      bool exact, struct mroce_pkt *pkt)
 {
 	u32 blocks;
@@ -141,26 +130,26 @@ static enum mroce_wire_err decode_ack(const u8 *e, u32 room, u32 contig,
 	pkt->ack.nstreams = e[5];
 	pkt->ack.flags = mroce_get_be16(e + 6);
 	if (pkt->ack.flags)
-		return MROCE_WIRE_RESERVED;
+		return MROCE_ERR_RESERVED;
 	if (pkt->ack.npaths > MROCE_MAX_PATHS)
-		return MROCE_WIRE_FIELD;
+		return MROCE_ERR_FIELD;
 	blocks = (u32)pkt->ack.npaths * MROCE_ACK_PATH_LEN +
 		 (u32)pkt->ack.nstreams * MROCE_ACK_STREAM_LEN;
 	if (exact ? room != blocks : room < blocks)
-		return MROCE_WIRE_LENGTH;
+		return MROCE_ERR_LENGTH;
 	if (contig < blocks)	/* less than mroce_wire_head_len() asked */
-		return MROCE_WIRE_SHORT;
+		return MROCE_ERR_SHORT;
 	return decode_ack_blocks(e + MROCE_ACK_EXT_LEN, pkt);
 }
 
 /* @contig: bytes readable after an ACK's extension */
-static enum mroce_wire_err decode_ext(const u8 *e, u32 contig,
+static enum mroce_err decode_ext(const u8 *e, u32 contig,
 				      struct mroce_pkt *pkt)
 {
 	struct mroce_data_ext *d = &pkt->data;
 	u8 op = pkt->hdr.opcode;
 	u32 plen = pkt->payload_len;
-	enum mroce_wire_err err;
+	enum mroce_err err;
 
 	switch (op) {
 	case MROCE_OP_CONNECT:
@@ -172,48 +161,48 @@ static enum mroce_wire_err decode_ext(const u8 *e, u32 contig,
 		pkt->hello.dsn_window = mroce_get_be32(e + 20);
 		pkt->hello.rate_hint = mroce_get_be32(e + 24);
 		if (!pkt->hello.nonce || plen)
-			return plen ? MROCE_WIRE_LENGTH : MROCE_WIRE_FIELD;
+			return plen ? MROCE_ERR_LENGTH : MROCE_ERR_FIELD;
 		/* a CONNECT's echo is its cookie, 0 before it has one */
 		if (op == MROCE_OP_ACCEPT && !pkt->hello.echo_nonce)
-			return MROCE_WIRE_FIELD;
+			return MROCE_ERR_FIELD;
 		if (!pkt->hello.max_paths ||
 		    pkt->hello.max_paths > MROCE_MAX_PATHS)
-			return MROCE_WIRE_FIELD;
+			return MROCE_ERR_FIELD;
 		if (pkt->hello.max_payload &&
 		    pkt->hello.max_payload < MROCE_MIN_PAYLOAD)
-			return MROCE_WIRE_FIELD;
+			return MROCE_ERR_FIELD;
 		if (!is_pow2(pkt->hello.dsn_window) ||
 		    pkt->hello.dsn_window < MROCE_PATH_WINDOW ||
 		    pkt->hello.dsn_window > (1u << 20))
-			return MROCE_WIRE_FIELD;
+			return MROCE_ERR_FIELD;
 		if (mroce_get_be32(e + 28))	/* reserved */
-			return MROCE_WIRE_FIELD;
-		return MROCE_WIRE_OK;
+			return MROCE_ERR_FIELD;
+		return MROCE_OK;
 	case MROCE_OP_RESET:
 		pkt->reset.reason = mroce_get_be32(e);
 		pkt->reset.echo = mroce_get_be64(e + 8);
 		if (mroce_get_be32(e + 4))
-			return MROCE_WIRE_RESERVED;
+			return MROCE_ERR_RESERVED;
 		if (plen)
-			return MROCE_WIRE_LENGTH;
+			return MROCE_ERR_LENGTH;
 		if (pkt->reset.reason < MROCE_RESET_UNKNOWN_CONN ||
 		    pkt->reset.reason > MROCE_RESET_VERSION)
-			return MROCE_WIRE_FIELD;
-		return MROCE_WIRE_OK;
+			return MROCE_ERR_FIELD;
+		return MROCE_OK;
 	case MROCE_OP_CHALLENGE:
 		pkt->challenge.token = mroce_get_be64(e);
 		if (plen)
-			return MROCE_WIRE_LENGTH;
-		return pkt->challenge.token ? MROCE_WIRE_OK : MROCE_WIRE_FIELD;
+			return MROCE_ERR_LENGTH;
+		return pkt->challenge.token ? MROCE_OK : MROCE_ERR_FIELD;
 	case MROCE_OP_CLOSE:
 	case MROCE_OP_POLL:
-		return plen ? MROCE_WIRE_LENGTH : MROCE_WIRE_OK;
+		return plen ? MROCE_ERR_LENGTH : MROCE_OK;
 	case MROCE_OP_PROBE:
-		return MROCE_WIRE_OK;	/* payload is padding */
+		return MROCE_OK;	/* payload is padding */
 	case MROCE_OP_PROBE_ACK:
 		pkt->probe_ack.echo_ts = mroce_get_be32(e);
 		pkt->probe_ack.delay = mroce_get_be32(e + 4);
-		return plen ? MROCE_WIRE_LENGTH : MROCE_WIRE_OK;
+		return plen ? MROCE_ERR_LENGTH : MROCE_OK;
 	case MROCE_OP_ACK:
 		return decode_ack(e, plen, contig, true, pkt);
 	case MROCE_OP_WRITE:
@@ -225,9 +214,9 @@ static enum mroce_wire_err decode_ext(const u8 *e, u32 contig,
 		d->rsn = mroce_get_be32(e + 20);
 		d->imm = mroce_get_be32(e + 24);
 		if (mroce_get_be32(e + 28))
-			return MROCE_WIRE_RESERVED;
+			return MROCE_ERR_RESERVED;
 		if (op == MROCE_OP_WRITE && (d->rsn || d->imm))
-			return MROCE_WIRE_RESERVED;
+			return MROCE_ERR_RESERVED;
 		err = check_range(d->va, d->total);
 		return err ? err : check_segment(d->offset, plen, d->total);
 	case MROCE_OP_SEND:
@@ -237,14 +226,14 @@ static enum mroce_wire_err decode_ext(const u8 *e, u32 contig,
 		d->rsn = mroce_get_be32(e + 8);
 		d->imm = mroce_get_be32(e + 12);
 		if (op == MROCE_OP_SEND && d->imm)
-			return MROCE_WIRE_RESERVED;
+			return MROCE_ERR_RESERVED;
 		return check_segment(d->offset, plen, d->total);
 	case MROCE_OP_READ_REQ:
 		d->va = mroce_get_be64(e);
 		d->rkey = mroce_get_be32(e + 8);
 		d->total = mroce_get_be32(e + 12);
 		if (plen)
-			return MROCE_WIRE_LENGTH;
+			return MROCE_ERR_LENGTH;
 		return check_range(d->va, d->total);
 	case MROCE_OP_READ_RESP:
 		d->offset = mroce_get_be32(e);
@@ -258,49 +247,49 @@ static enum mroce_wire_err decode_ext(const u8 *e, u32 contig,
 		d->compare = mroce_get_be64(e + 24);
 		d->total = 8;
 		if (mroce_get_be32(e + 12))
-			return MROCE_WIRE_RESERVED;
+			return MROCE_ERR_RESERVED;
 		if (op == MROCE_OP_FETCH_ADD && d->compare)
-			return MROCE_WIRE_RESERVED;
+			return MROCE_ERR_RESERVED;
 		if (plen)
-			return MROCE_WIRE_LENGTH;
+			return MROCE_ERR_LENGTH;
 		return check_range(d->va, 8);
 	case MROCE_OP_ATOMIC_RESP:
 		d->orig = mroce_get_be64(e);
 		d->total = 8;
-		return plen ? MROCE_WIRE_LENGTH : MROCE_WIRE_OK;
+		return plen ? MROCE_ERR_LENGTH : MROCE_OK;
 	}
-	return MROCE_WIRE_OPCODE;
+	return MROCE_ERR_OPCODE;
 }
 
 /* Header fields every opcode class must (not) set. */
-static enum mroce_wire_err check_hdr(const struct mroce_hdr *h)
+static enum mroce_err check_hdr(const struct mroce_hdr *h)
 {
 	bool seq = mroce_op_sequenced(h->opcode);
 
 	if (h->flags & ~allowed_flags(h->opcode))
-		return MROCE_WIRE_FLAGS;
+		return MROCE_ERR_FLAGS;
 	if ((h->dst_stream | h->src_stream) & ~MROCE_STREAM_MASK)
-		return MROCE_WIRE_RESERVED;
+		return MROCE_ERR_RESERVED;
 	if (h->path >= MROCE_MAX_PATHS)
-		return MROCE_WIRE_FIELD;
+		return MROCE_ERR_FIELD;
 	/*
 	 * A RESET answering a refused CONNECT, or the CHALLENGE carrying a
 	 * cookie, comes from no connection of its sender.
 	 */
 	if (!h->src_conn && h->opcode != MROCE_OP_RESET &&
 	    h->opcode != MROCE_OP_CHALLENGE)
-		return MROCE_WIRE_FIELD;
+		return MROCE_ERR_FIELD;
 	if ((h->opcode == MROCE_OP_CONNECT) != !h->dst_conn)
-		return MROCE_WIRE_FIELD;
+		return MROCE_ERR_FIELD;
 	if (seq)
-		return MROCE_WIRE_OK;
+		return MROCE_OK;
 	/* unsequenced packets carry no sequence state (POLL names a msn) */
 	if (h->psn || h->dsn || h->attempt ||
 	    (h->msn && h->opcode != MROCE_OP_POLL))
-		return MROCE_WIRE_RESERVED;
+		return MROCE_ERR_RESERVED;
 	if (h->opcode != MROCE_OP_POLL && (h->dst_stream || h->src_stream))
-		return MROCE_WIRE_RESERVED;
-	return MROCE_WIRE_OK;
+		return MROCE_ERR_RESERVED;
+	return MROCE_OK;
 }
 
 /*
@@ -358,12 +347,12 @@ u32 mroce_wire_head_len(const void *buf, u32 avail, u32 len)
 	return need + blocks;
 }
 
-enum mroce_wire_err mroce_wire_decode_head(const void *buf, u32 head,
+enum mroce_err mroce_wire_decode_head(const void *buf, u32 head,
 					   u32 len, struct mroce_pkt *pkt)
 {
 	const u8 *b = (const u8 *)buf;
 	struct mroce_hdr *h = &pkt->hdr;
-	enum mroce_wire_err err;
+	enum mroce_err err;
 	u32 contig;
 	int ext;
 
@@ -371,18 +360,18 @@ enum mroce_wire_err mroce_wire_decode_head(const void *buf, u32 head,
 		head = len;
 	/* a @head short of mroce_wire_head_len() is refused as SHORT too */
 	if (len < MROCE_HDR_LEN || head < MROCE_HDR_LEN)
-		return MROCE_WIRE_SHORT;
+		return MROCE_ERR_SHORT;
 	if (b[0] >> 4 != MROCE_VERSION)
-		return MROCE_WIRE_VERSION;
+		return MROCE_ERR_VERSION;
 	if ((b[0] & 0x0f) || b[15])
-		return MROCE_WIRE_RESERVED;
+		return MROCE_ERR_RESERVED;
 	h->version = MROCE_VERSION;
 	h->opcode = b[1];
 	ext = mroce_wire_ext_len(h->opcode);
 	if (ext < 0)
-		return MROCE_WIRE_OPCODE;
+		return MROCE_ERR_OPCODE;
 	if (len < MROCE_HDR_LEN + (u32)ext || head < MROCE_HDR_LEN + (u32)ext)
-		return MROCE_WIRE_SHORT;
+		return MROCE_ERR_SHORT;
 
 	h->flags = mroce_get_be16(b + 2);
 	h->dst_conn = mroce_get_be32(b + 4);
@@ -408,10 +397,10 @@ enum mroce_wire_err mroce_wire_decode_head(const void *buf, u32 head,
 	/* a data packet's ACK body sits between its extension and payload */
 	if (h->flags & MROCE_F_ACK_BODY) {
 		if (pkt->payload_len < MROCE_ACK_EXT_LEN)
-			return MROCE_WIRE_SHORT;
+			return MROCE_ERR_SHORT;
 		pkt->ack_off = pkt->payload_off + MROCE_ACK_EXT_LEN;
 		if (head < pkt->ack_off)
-			return MROCE_WIRE_SHORT;
+			return MROCE_ERR_SHORT;
 		err = decode_ack(b + pkt->payload_off,
 				 pkt->payload_len - MROCE_ACK_EXT_LEN,
 				 head - pkt->ack_off, false, pkt);
@@ -426,7 +415,7 @@ enum mroce_wire_err mroce_wire_decode_head(const void *buf, u32 head,
 	return decode_ext(b + MROCE_HDR_LEN, contig, pkt);
 }
 
-enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
+enum mroce_err mroce_wire_decode(const void *buf, u32 len,
 				      struct mroce_pkt *pkt)
 {
 	return mroce_wire_decode_head(buf, len, len, pkt);
@@ -465,7 +454,7 @@ void mroce_wire_ack_stream(const void *buf, const struct mroce_pkt *pkt,
 	out->stream = mroce_get_be32(p);
 	out->msn = mroce_get_be32(p + 4);
 	out->nack_msn = mroce_get_be32(p + 8);
-	out->status = p[12];
+	out->status = (u8)mroce_nack_err(p[12]);
 	out->attempt = p[13];
 	out->rnr_delay_us = mroce_get_be16(p + 14);
 }
@@ -477,7 +466,7 @@ void mroce_wire_put_ack_stream(const struct mroce_ack_stream *as, void *buf)
 	mroce_put_be32(as->stream, p);
 	mroce_put_be32(as->msn, p + 4);
 	mroce_put_be32(as->nack_msn, p + 8);
-	p[12] = as->status;
+	p[12] = mroce_err_nack(as->status);
 	p[13] = as->attempt;
 	mroce_put_be16(as->rnr_delay_us, p + 14);
 }
@@ -582,3 +571,11 @@ u32 mroce_wire_encode(const struct mroce_pkt *pkt, void *buf)
 	}
 	return MROCE_HDR_LEN + (u32)ext;
 }
+
+/* The NACK and RESET numbers map onto their errors by offset (wire.h). */
+_Static_assert(MROCE_ERR_NO_STREAM - MROCE_ERR_RNR + 1 == MROCE_NACK_MAX &&
+	       MROCE_ERR_WINDOW - MROCE_ERR_RNR + 1 == 5,
+	       "NACK statuses out of step with enum mroce_err");
+_Static_assert(MROCE_ERR_PEER_REFUSED - MROCE_ERR_PEER_UNKNOWN ==
+	       MROCE_RESET_VERSION - MROCE_RESET_UNKNOWN_CONN,
+	       "RESET reasons out of step with enum mroce_err");

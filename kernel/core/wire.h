@@ -15,6 +15,7 @@
 #define MROCE_CORE_WIRE_H
 
 #include "platform.h"
+#include "err.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,29 +74,40 @@ static inline bool mroce_op_sequenced(u8 op)
 #define MROCE_F_ACK_BODY	0x0020	/* data: an ACK body precedes the payload */
 #define MROCE_F_ALL		0x003f
 
-/* Stream status carried in ACK stream entries; non-zero is a NACK. */
-enum mroce_status {
-	MROCE_ST_OK		= 0,
-	MROCE_ST_RNR		= 1,	/* no receive posted; retry later */
-	MROCE_ST_ACCESS		= 2,	/* rkey, bounds or permission */
-	MROCE_ST_INVALID	= 3,	/* malformed / too long / unsupported */
-	MROCE_ST_OPERR		= 4,	/* responder failed (QP in error …) */
-	/*
-	 * msn outside the receive window.  Not sent: such a packet is
-	 * dropped and counted (rx_drop_msn), as only a forged or stale one
-	 * can be; a receiver still takes it as a refusal.
-	 */
-	MROCE_ST_WINDOW		= 5,
-	MROCE_ST_NO_STREAM	= 6,	/* unknown or unconnected stream */
-	MROCE_ST_MAX		= 6,
-};
+/*
+ * The status byte of an ACK stream entry: 0, or a NACK numbered 1 to
+ * MROCE_NACK_MAX in the order of the refusals of enum mroce_err (RNR,
+ * ACCESS, INVALID, OPERR, WINDOW, NO_STREAM).  The decoder hands it over
+ * as an enum mroce_err and the encoder takes one.  WINDOW is not sent: a
+ * packet beyond the window is dropped and counted (rx_drop_msn), as only
+ * a forged or stale one can be; a receiver still takes it as a refusal.
+ */
+#define MROCE_NACK_MAX		6
 
-/* RESET reasons. */
+static inline int mroce_nack_err(u8 status)
+{
+	return status ? MROCE_ERR_RNR + status - 1 : MROCE_OK;
+}
+
+static inline u8 mroce_err_nack(int err)
+{
+	return err ? (u8)(err - MROCE_ERR_RNR + 1) : 0;
+}
+
+/*
+ * RESET reasons on the wire.  The connection they end fails with the
+ * matching MROCE_ERR_PEER_* (mroce_reset_err()).
+ */
 enum mroce_reset_reason {
 	MROCE_RESET_UNKNOWN_CONN = 1,	/* dst_conn not known here */
 	MROCE_RESET_CLOSED	 = 2,	/* connection was closed */
 	MROCE_RESET_VERSION	 = 3,	/* hello parameters refused */
 };
+
+static inline int mroce_reset_err(u32 reason)
+{
+	return MROCE_ERR_PEER_UNKNOWN + (int)reason - MROCE_RESET_UNKNOWN_CONN;
+}
 
 #define MROCE_HDR_LEN		40
 #define MROCE_WRITE_EXT_LEN	32
@@ -181,7 +193,7 @@ struct mroce_ack_stream {
 	u32 stream;	/* the data sender's stream id */
 	u32 msn;	/* every msn < msn completed at the receiver */
 	u32 nack_msn;	/* message the status is about (status != OK) */
-	u8 status;	/* enum mroce_status; non-zero is a NACK */
+	u8 status;	/* enum mroce_err: MROCE_OK, or a refusal (a NACK) */
 	u8 attempt;		/* attempt of nack_msn the status refers to */
 	u16 rnr_delay_us;	/* RNR: the receiver's suggested back-off */
 };
@@ -223,19 +235,6 @@ struct mroce_pkt {
 	u32 payload_len;
 };
 
-enum mroce_wire_err {
-	MROCE_WIRE_OK = 0,
-	MROCE_WIRE_SHORT,	/* shorter than the opcode's headers */
-	MROCE_WIRE_VERSION,	/* unknown version */
-	MROCE_WIRE_OPCODE,	/* unknown opcode */
-	MROCE_WIRE_RESERVED,	/* reserved bits or fields not zero */
-	MROCE_WIRE_FLAGS,	/* flag not allowed for this opcode */
-	MROCE_WIRE_LENGTH,	/* payload length inconsistent with fields */
-	MROCE_WIRE_FIELD,	/* a field out of its range */
-	MROCE_WIRE_NR
-};
-
-extern const char *const mroce_wire_err_names[MROCE_WIRE_NR];
 
 /* Length of the opcode's extension, or -1 for an unknown opcode. */
 int mroce_wire_ext_len(u8 opcode);
@@ -246,7 +245,7 @@ int mroce_wire_ext_len(u8 opcode);
  * and the ACK blocks of an ACK or of a data packet's ACK body start at
  * buf[ack_off].
  */
-enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
+enum mroce_err mroce_wire_decode(const void *buf, u32 len,
 				      struct mroce_pkt *pkt);
 
 /*
@@ -262,11 +261,11 @@ enum mroce_wire_err mroce_wire_decode(const void *buf, u32 len,
  * mroce_wire_decode_head() decodes with @head contiguous bytes at @buf,
  * reading none past them; it gives what mroce_wire_decode() gives for the
  * whole datagram when @head is at least mroce_wire_head_len() (fewer:
- * MROCE_WIRE_SHORT).  The payload, from payload_off, is not read: it
+ * MROCE_ERR_SHORT).  The payload, from payload_off, is not read: it
  * stays wherever the caller keeps it.  The ACK blocks are inside @head.
  */
 u32 mroce_wire_head_len(const void *buf, u32 avail, u32 len);
-enum mroce_wire_err mroce_wire_decode_head(const void *buf, u32 head,
+enum mroce_err mroce_wire_decode_head(const void *buf, u32 head,
 					   u32 len, struct mroce_pkt *pkt);
 
 /* Decode ACK block @i (path blocks first, then stream entries). */

@@ -67,6 +67,11 @@ void trace_pkt(const char *dir, const mroce_pkt &p, uint64_t now) {
   std::fputc('\n', stderr);
 }
 
+// A completion status: success, or one of enum mroce_err's completions.
+bool is_wc(int status) {
+  return status == MROCE_OK || mroce_err_group(status) == MROCE_EG_WC;
+}
+
 bool seq_lt(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) < 0; }
 bool seq_le(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) <= 0; }
 
@@ -226,18 +231,18 @@ int cb_claim(void *ctx, mroce_stream *st, uint32_t rsn, uint32_t total,
   FUZZ_REQUIRE(st->state == MROCE_STREAM_ACTIVE, "claim on a broken stream");
   Recv *r;
   if (q->srq) {
-    if (q->srq_next >= q->rq.size()) return MROCE_ST_RNR;
+    if (q->srq_next >= q->rq.size()) return MROCE_ERR_RNR;
     r = &q->rq[q->srq_next++];
   } else {
-    if (rsn >= q->rq.size()) return MROCE_ST_RNR;
+    if (rsn >= q->rq.size()) return MROCE_ERR_RNR;
     r = &q->rq[rsn];
     // a peer naming one receive twice is refused, as real glue must
-    if (r->claimed) return MROCE_ST_OPERR;
+    if (r->claimed) return MROCE_ERR_OPERR;
   }
   r->claimed = true;
   q->claims++;
   *cookie = r->cookie;
-  return total > r->len ? MROCE_ST_INVALID : MROCE_ST_OK;
+  return total > r->len ? MROCE_ERR_INVALID : MROCE_OK;
 }
 
 int cb_place(void *ctx, mroce_stream *st, const mroce_place *pl,
@@ -260,19 +265,19 @@ int cb_place(void *ctx, mroce_stream *st, const mroce_place *pl,
     case MROCE_PLACE_WRITE: {
       Region *r = w->region(pl->rkey);
       if (!r || !r->spec.wr || !r->covers(pl->va, pl->total))
-        return MROCE_ST_ACCESS;
+        return MROCE_ERR_ACCESS;
       std::memcpy(r->mem.get() + (pl->va - r->spec.va) + pl->offset, src,
                   pl->len);
-      return MROCE_ST_OK;
+      return MROCE_OK;
     }
     case MROCE_PLACE_SEND: {
       Recv *r = find_recv(q, pl->cookie);
       FUZZ_REQUIRE(r && r->claimed && !r->done,
                    "SEND placed into receive %#llx, not claimed or done",
                    static_cast<unsigned long long>(pl->cookie));
-      if (pl->total > r->len) return MROCE_ST_INVALID;
+      if (pl->total > r->len) return MROCE_ERR_INVALID;
       std::memcpy(r->buf.get() + pl->offset, src, pl->len);
-      return MROCE_ST_OK;
+      return MROCE_OK;
     }
     case MROCE_PLACE_READ_RESP: {
       auto it = q->sends.find(pl->cookie);
@@ -283,9 +288,9 @@ int cb_place(void *ctx, mroce_stream *st, const mroce_place *pl,
       FUZZ_REQUIRE(pl->total == it->second.msg.len,
                    "READ response of %u bytes for a READ of %u", pl->total,
                    it->second.msg.len);
-      if (it->second.bad_local) return MROCE_ST_ACCESS;
+      if (it->second.bad_local) return MROCE_ERR_ACCESS;
       std::memcpy(it->second.dst.get() + pl->offset, src, pl->len);
-      return MROCE_ST_OK;
+      return MROCE_OK;
     }
     case MROCE_PLACE_ATOMIC_RESP: {
       auto it = q->sends.find(pl->cookie);
@@ -295,9 +300,9 @@ int cb_place(void *ctx, mroce_stream *st, const mroce_place *pl,
           "ATOMIC response for %#llx, not an outstanding ATOMIC",
           static_cast<unsigned long long>(pl->cookie));
       FUZZ_REQUIRE(pl->len == 8 && pl->offset == 0, "ATOMIC response shape");
-      if (it->second.bad_local) return MROCE_ST_ACCESS;
+      if (it->second.bad_local) return MROCE_ERR_ACCESS;
       std::memcpy(it->second.dst.get(), &pl->value, 8);
-      return MROCE_ST_OK;
+      return MROCE_OK;
     }
   }
   die("place kind %u", pl->kind);
@@ -319,8 +324,8 @@ int cb_read_check(void *ctx, mroce_stream *st, uint32_t rkey, uint64_t va,
   World *w = W(ctx);
   executed_at_frontier(w->qp_of(st), st);
   Region *r = w->region(rkey);
-  if (!r || !r->spec.rd || !r->covers(va, len)) return MROCE_ST_ACCESS;
-  return MROCE_ST_OK;
+  if (!r || !r->spec.rd || !r->covers(va, len)) return MROCE_ERR_ACCESS;
+  return MROCE_OK;
 }
 
 int cb_atomic(void *ctx, mroce_stream *st, const mroce_atomic *a,
@@ -331,7 +336,7 @@ int cb_atomic(void *ctx, mroce_stream *st, const mroce_atomic *a,
   FUZZ_REQUIRE(a->op == MROCE_OP_CMP_SWAP || a->op == MROCE_OP_FETCH_ADD,
                "atomic op %u", a->op);
   Region *r = w->region(a->rkey);
-  if (!r || !r->spec.at || !r->covers(a->va, 8)) return MROCE_ST_ACCESS;
+  if (!r || !r->spec.at || !r->covers(a->va, 8)) return MROCE_ERR_ACCESS;
   uint8_t *p = r->mem.get() + (a->va - r->spec.va);
   uint64_t v;
   std::memcpy(&v, p, 8);
@@ -341,12 +346,12 @@ int cb_atomic(void *ctx, mroce_stream *st, const mroce_atomic *a,
   else
     v += a->swap_add;
   std::memcpy(p, &v, 8);
-  return MROCE_ST_OK;
+  return MROCE_OK;
 }
 
 void cb_send_done(void *ctx, mroce_stream *st, uint64_t cookie, int wc_status) {
   Qp *q = W(ctx)->qp_of(st);
-  FUZZ_REQUIRE(wc_status >= 0 && wc_status < MROCE_WC_NR, "wc status %d",
+  FUZZ_REQUIRE(is_wc(wc_status), "wc status %d",
                wc_status);
   FUZZ_REQUIRE(!q->pending.empty(), "send %#llx completed, nothing pending",
                static_cast<unsigned long long>(cookie));
@@ -364,11 +369,11 @@ void cb_recv_done(void *ctx, mroce_stream *st, const mroce_recv_done *rd) {
   FUZZ_REQUIRE(r && r->claimed && !r->done,
                "receive %#llx completed, not claimed or completed before",
                static_cast<unsigned long long>(rd->cookie));
-  FUZZ_REQUIRE(rd->status < MROCE_WC_NR, "wc status %u", rd->status);
+  FUZZ_REQUIRE(is_wc(rd->status), "wc status %u", rd->status);
   FUZZ_REQUIRE(rd->op == MROCE_OP_SEND || rd->op == MROCE_OP_SEND_IMM ||
                    rd->op == MROCE_OP_WRITE_IMM,
                "receive completed by opcode %#x", rd->op);
-  if (rd->status == MROCE_WC_OK)
+  if (rd->status == MROCE_OK)
     FUZZ_REQUIRE(rd->byte_len <= r->len, "received %u into %u bytes",
                  rd->byte_len, r->len);
   r->done = true;
@@ -378,7 +383,7 @@ void cb_stream_error(void *ctx, mroce_stream *st, int wc_status) {
   W(ctx)->qp_of(st);
   FUZZ_REQUIRE(st->state == MROCE_STREAM_ERROR,
                "stream_error on a stream not in error");
-  FUZZ_REQUIRE(wc_status >= 0 && wc_status < MROCE_WC_NR, "wc status %d",
+  FUZZ_REQUIRE(is_wc(wc_status), "wc status %d",
                wc_status);
 }
 
@@ -526,14 +531,14 @@ void World::rx_bytes(const uint8_t *data, size_t len, bool ce) {
   std::unique_ptr<uint8_t[]> hbuf(new uint8_t[head ? head : 1]);
   if (head) std::memcpy(hbuf.get(), data, head);
   mroce_pkt pkt;
-  if (mroce_wire_decode_head(hbuf.get(), head, n, &pkt) != MROCE_WIRE_OK)
+  if (mroce_wire_decode_head(hbuf.get(), head, n, &pkt) != MROCE_OK)
     return;
   if (pkt.hdr.opcode != MROCE_OP_CONNECT && pkt.hdr.dst_conn != c->id) {
     // glue: not ours; answer with a RESET (and check it is well formed)
     uint8_t rst[MROCE_MAX_HDR_LEN];
     uint32_t n = mroce_reset_reply(&pkt, MROCE_RESET_UNKNOWN_CONN, rst);
     mroce_pkt r;
-    FUZZ_REQUIRE(!n || mroce_wire_decode(rst, n, &r) == MROCE_WIRE_OK,
+    FUZZ_REQUIRE(!n || mroce_wire_decode(rst, n, &r) == MROCE_OK,
                  "reset reply does not decode");
     return;
   }
@@ -701,7 +706,7 @@ std::vector<uint8_t> World::ack_blocks(Input &in, uint8_t s, mroce_ack_ext &ext)
     mroce_ack_stream e{};
     e.stream = qs < 0xf0 ? st.id : qs;
     e.msn = rel(in, st.tx_una, {st.tx_next, st.tx_end, st.tx_una});
-    e.status = in.u8() % (MROCE_ST_MAX + 1);
+    e.status = static_cast<uint8_t>(mroce_nack_err(in.u8() % (MROCE_NACK_MAX + 1)));
     e.nack_msn = rel(in, st.tx_una, {st.tx_una});
     uint8_t a = in.u8();
     e.attempt = a ? static_cast<uint8_t>(a - 1)
@@ -832,9 +837,9 @@ void World::cmd_post(Input &in) {
     args_ok = m.len == 8 && !(m.va & 7);
   else
     args_ok = m.len <= MROCE_MAX_MSG && m.va + m.len >= m.va;
-  int want = q.st.state != MROCE_STREAM_ACTIVE ? MROCE_EINVAL
-             : !mroce_stream_can_post(&q.st)   ? MROCE_EAGAIN
-             : !args_ok                        ? MROCE_EINVAL
+  int want = q.st.state != MROCE_STREAM_ACTIVE ? MROCE_ERR_INVAL
+             : !mroce_stream_can_post(&q.st)   ? MROCE_ERR_AGAIN
+             : !args_ok                        ? MROCE_ERR_INVAL
                                                : 0;
   int rc = mroce_stream_post(&q.st, &m, now);
   FUZZ_REQUIRE(rc == want, "post returned %d, expected %d", rc, want);
@@ -993,10 +998,10 @@ void World::check_tx(const uint8_t *hdr, const mroce_tx &tx) {
     }
   }
   mroce_pkt d;
-  mroce_wire_err err =
+  mroce_err err =
       mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), &d);
-  FUZZ_REQUIRE(err == MROCE_WIRE_OK, "own packet (opcode %#x) rejected: %s",
-               hdr[1], mroce_wire_err_names[err]);
+  FUZZ_REQUIRE(err == MROCE_OK, "own packet (opcode %#x) rejected: %s",
+               hdr[1], mroce_err_name(err));
   trace_pkt("tx", d, now);
   FUZZ_REQUIRE(d.hdr.src_conn == c->id, "src_conn %u", d.hdr.src_conn);
   if (d.hdr.opcode != MROCE_OP_CONNECT)

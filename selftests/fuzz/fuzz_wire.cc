@@ -112,7 +112,8 @@ void check_ack_blocks(const uint8_t *buf, size_t size, const mroce_pkt &pkt) {
     mroce_ack_stream as;
     mroce_wire_ack_stream(buf, &pkt, i, &as);
     FUZZ_REQUIRE(!(as.stream & ~MROCE_STREAM_MASK), "stream id %#x", as.stream);
-    FUZZ_REQUIRE(as.status <= MROCE_ST_MAX, "stream status %u", as.status);
+    FUZZ_REQUIRE(as.status == MROCE_OK || mroce_err_group(as.status) == MROCE_EG_REFUSED,
+                 "stream status %u", as.status);
     mroce_wire_put_ack_stream(&as, blk.data());
     size_t at = pkt.ack_off + pkt.ack.npaths * MROCE_ACK_PATH_LEN +
                 i * MROCE_ACK_STREAM_LEN;
@@ -126,7 +127,7 @@ void check_ack_blocks(const uint8_t *buf, size_t size, const mroce_pkt &pkt) {
 // The module's receive path with @k bytes linear; @want/@w: the whole
 // buffer's decode.
 void check_split(const uint8_t *data, uint32_t len, uint32_t k,
-                 mroce_wire_err want, const mroce_pkt &w) {
+                 mroce_err want, const mroce_pkt &w) {
   std::unique_ptr<uint8_t[]> buf(new uint8_t[k]);
   std::memcpy(buf.get(), data, k);
   uint32_t head = k;
@@ -142,10 +143,10 @@ void check_split(const uint8_t *data, uint32_t len, uint32_t k,
   }
   mroce_pkt s;
   std::memset(&s, 0x5a, sizeof(s));
-  mroce_wire_err err = mroce_wire_decode_head(buf.get(), head, len, &s);
+  mroce_err err = mroce_wire_decode_head(buf.get(), head, len, &s);
   FUZZ_REQUIRE(err == want, "%u of %u bytes linear: %s, whole: %s", k, len,
-               mroce_wire_err_names[err], mroce_wire_err_names[want]);
-  if (err != MROCE_WIRE_OK) return;
+               mroce_err_name(err), mroce_err_name(want));
+  if (err != MROCE_OK) return;
   FUZZ_REQUIRE(!std::memcmp(&s, &w, sizeof(s)),
                "%u of %u bytes linear: fields differ (opcode %#x)", k, len,
                w.hdr.opcode);
@@ -165,15 +166,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mroce_pkt a;
   std::memset(&a, 0x5a, sizeof(a));
   const uint32_t len = static_cast<uint32_t>(size);
-  mroce_wire_err err = mroce_wire_decode(data, len, &a);
-  FUZZ_REQUIRE(err >= MROCE_WIRE_OK && err < MROCE_WIRE_NR, "error code %d",
+  mroce_err err = mroce_wire_decode(data, len, &a);
+  FUZZ_REQUIRE(err == MROCE_OK || mroce_err_group(err) == MROCE_EG_WIRE, "error code %d",
                err);
   // as received: nothing linear, and a prefix the input's hash picks
   uint32_t hash = 2166136261u;
   for (uint32_t i = 0; i < len; i++) hash = (hash ^ data[i]) * 16777619u;
   check_split(data, len, 0, err, a);
   check_split(data, len, hash % (len + 1), err, a);
-  if (err != MROCE_WIRE_OK) return 0;
+  if (err != MROCE_OK) return 0;
 
   const mroce_hdr &h = a.hdr;
   int ext = mroce_wire_ext_len(h.opcode);
@@ -221,7 +222,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::memcpy(out.data() + n, data + n, size - n);
   mroce_pkt b;
   std::memset(&b, 0xa5, sizeof(b));
-  FUZZ_REQUIRE(mroce_wire_decode(out.data(), len, &b) == MROCE_WIRE_OK,
+  FUZZ_REQUIRE(mroce_wire_decode(out.data(), len, &b) == MROCE_OK,
                "re-encoded packet rejected");
   same_hdr(a.hdr, b.hdr);
   same_ext(a, b);
@@ -233,7 +234,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint32_t rn = mroce_reset_reply(&a, MROCE_RESET_UNKNOWN_CONN, rst);
   if (rn) {
     mroce_pkt r;
-    FUZZ_REQUIRE(mroce_wire_decode(rst, rn, &r) == MROCE_WIRE_OK,
+    FUZZ_REQUIRE(mroce_wire_decode(rst, rn, &r) == MROCE_OK,
                  "reset reply to opcode %#x does not decode", h.opcode);
     FUZZ_REQUIRE(r.hdr.opcode == MROCE_OP_RESET &&
                      r.hdr.dst_conn == h.src_conn &&

@@ -296,7 +296,7 @@ void conn_rx_programs() {
                  .path(0, 0, 0)
                  .path(1, 0, 0)
                  .path(2, 0, 0)
-                 .entry(0, 0, MROCE_ST_OK)
+                 .entry(0, 0, MROCE_OK)
                  .ack(1, 0)
                  .path(3, 0, 0)
                  .timer(6)
@@ -312,7 +312,7 @@ void conn_rx_programs() {
                        0)
                  .body(1, 1)
                  .path(0, 0, 0)
-                 .entry(0, 0, MROCE_ST_OK)
+                 .entry(0, 0, MROCE_OK)
                  .post(0, pWRITE, z8)
                  .drain()
                  .timer(2)
@@ -357,11 +357,11 @@ void conn_rx_programs() {
                  .post(0, pREAD, z8)
                  .post(0, pWRITE, z8, kFence)
                  .ack(0, 1)
-                 .entry(0, 2, MROCE_ST_RNR)
+                 .entry(0, 2, MROCE_ERR_RNR)
                  .timer(4)
                  .timer(4)
                  .ack(0, 1)
-                 .entry(0, 2, MROCE_ST_ACCESS)
+                 .entry(0, 2, MROCE_ERR_ACCESS)
                  .flush(0)
                  .b);
   // responder: a 3-packet WRITE in order, a WRITE_IMM, a SEND into a
@@ -458,11 +458,11 @@ void conn_rx_programs() {
                  .ack(1, 2)
                  .path(0, 1, 2, 2)
                  .entry(0, 0, 0)
-                 .entry(1, 2, MROCE_ST_RNR)
+                 .entry(1, 2, MROCE_ERR_RNR)
                  .timer(5)
                  .timer(5)
                  .ack(0, 1)
-                 .entry(1, 2, MROCE_ST_RNR)
+                 .entry(1, 2, MROCE_ERR_RNR)
                  .u8(K)
                  .drain()
                  .b);
@@ -531,11 +531,11 @@ void conn_rx_programs() {
              Prog(kCfg0, 0x80)
                  .post(0, pSEND, z8)
                  .ack(0, 1)
-                 .entry(0, 2, MROCE_ST_NO_STREAM)
+                 .entry(0, 2, MROCE_ERR_NO_STREAM)
                  .timer(7)
                  .timer(7)
                  .ack(0, 1)
-                 .entry(0, 2, MROCE_ST_NO_STREAM)
+                 .entry(0, 2, MROCE_ERR_NO_STREAM)
                  .flush(0)
                  .b);
   // the requester's own buffer refuses a READ response; a POLL for a
@@ -560,7 +560,7 @@ void conn_rx_programs() {
         p.u8(1).u8(0).u8(0).u16(20).u8(1).u8(16).u8(0);   // path 1: clean
         p.timer(5);
       }
-      p.ack(0, 1).entry(0, 0, MROCE_ST_OK);
+      p.ack(0, 1).entry(0, 0, MROCE_OK);
     }
     write_seed(t, "ecn-congested-path", p.b);
   }
@@ -602,17 +602,17 @@ void spec_seeds() {
       if (in_block) {
         Bytes b = hex(block.c_str());
         mroce_pkt d;
-        mroce_wire_err err =
+        mroce_err err =
             mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), &d);
-        if (err == MROCE_WIRE_LENGTH) {
+        if (err == MROCE_ERR_LENGTH) {
           b.resize(b.size() + 4096);
           err =
               mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), &d);
         }
-        if (err != MROCE_WIRE_OK)
+        if (err != MROCE_OK)
           throw std::runtime_error(
               "protocol.md example " + std::to_string(n + 1) +
-              " does not decode: " + mroce_wire_err_names[err]);
+              " does not decode: " + mroce_err_name(err));
         char name[32];
         std::snprintf(name, sizeof(name), "spec-%d-op%02x", ++n, d.hdr.opcode);
         write_seed("fuzz_wire", name, b);
@@ -661,7 +661,7 @@ Bytes with_blocks(mroce_pkt p, unsigned npaths, unsigned nstreams,
   for (unsigned i = 0; i < nstreams; i++, n += MROCE_ACK_STREAM_LEN) {
     bool nack = i == nack_at;
     mroce_ack_stream as{2 + 2 * (i % 4), 0x10000 + i, nack ? 0x10000 + i : 0,
-                        static_cast<uint8_t>(nack ? MROCE_ST_RNR : 0),
+                        static_cast<uint8_t>(nack ? MROCE_ERR_RNR : 0),
                         static_cast<uint8_t>(nack),
                         static_cast<uint16_t>(nack ? 50 : 0)};
     mroce_wire_put_ack_stream(&as, &b[n]);

@@ -39,7 +39,7 @@ inline bool write_to_completion(Fabric &f, SendWr w, uint64_t limit_ns) {
     return false;
   f.ep(0).drain(f.now);
   return f.run([&] { return !f.ep(0).qp(1).scq.empty(); }, limit_ns) &&
-         f.ep(0).qp(1).scq[0].status == MROCE_WC_OK;
+         f.ep(0).qp(1).scq[0].status == MROCE_OK;
 }
 
 // Two endpoints over two paths, QP 1 of endpoint 0 connected to QP 2 of
@@ -82,7 +82,7 @@ struct Regress : ::testing::Test {
     b.resize(n + payload);
     mroce_pkt d;
     ASSERT_EQ(mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), &d),
-              MROCE_WIRE_OK);
+              MROCE_OK);
     mroce_rx_meta m{b.data(), 0};
     mroce_conn_rx(e.conn, &d, b.data(), &m, f.now);
   }
@@ -107,7 +107,7 @@ inline AckCount write_and_count(uint64_t delay_ns, uint32_t cwnd_pkts,
   uint64_t firsts = 0;
   f.ep(0).drop = [&](Endpoint &, const uint8_t *b, uint32_t sz) {
     mroce_pkt p;
-    if (mroce_wire_decode(b, sz, &p) != MROCE_WIRE_OK ||
+    if (mroce_wire_decode(b, sz, &p) != MROCE_OK ||
         p.hdr.opcode != MROCE_OP_WRITE)
       return false;
     n.data++;
@@ -119,7 +119,7 @@ inline AckCount write_and_count(uint64_t delay_ns, uint32_t cwnd_pkts,
   };
   f.ep(1).drop = [&](Endpoint &, const uint8_t *b, uint32_t sz) {
     mroce_pkt p;
-    if (mroce_wire_decode(b, sz, &p) == MROCE_WIRE_OK &&
+    if (mroce_wire_decode(b, sz, &p) == MROCE_OK &&
         p.hdr.opcode == MROCE_OP_ACK)
       n.acks++;
     return false;

@@ -35,19 +35,19 @@ int op_claim(void *, mroce_stream *st, uint32_t rsn, uint32_t total,
              uint64_t *cookie) {
   Qp *q = qp_of(st);
   if (q->srq) {
-    if (q->rq.empty()) return MROCE_ST_RNR;
+    if (q->rq.empty()) return MROCE_ERR_RNR;
     RecvWr r = std::move(q->rq.front());
     q->rq.pop_front();
     *cookie = r.cookie;
     q->claimed.emplace(r.cookie, std::move(r));
-    return MROCE_ST_OK;
+    return MROCE_OK;
   }
   // As kernel/rq.c: any receive is claimed; placement refuses a SEND
   // too long for it.
   uint32_t idx = rsn - q->rq_base;
-  if (idx >= q->rq.size()) return MROCE_ST_RNR;
+  if (idx >= q->rq.size()) return MROCE_ERR_RNR;
   *cookie = q->rq[idx].cookie;
-  return MROCE_ST_OK;
+  return MROCE_OK;
 }
 
 RecvWr *find_recv(Qp *q, uint64_t cookie) {
@@ -71,41 +71,41 @@ int op_place(void *ctx, mroce_stream *st, const mroce_place *pl,
     case MROCE_PLACE_WRITE: {
       auto it = e->regions.find(pl->rkey);
       if (it == e->regions.end() || !it->second.remote_write)
-        return MROCE_ST_ACCESS;
+        return MROCE_ERR_ACCESS;
       Region &r = it->second;
       if (pl->va < r.va || pl->va + pl->total > r.va + r.mem.size())
-        return MROCE_ST_ACCESS;
+        return MROCE_ERR_ACCESS;
       size_t at = pl->va - r.va + pl->offset;
       std::memcpy(&r.mem[at], src, pl->len);
       if (!r.placed.empty())
         for (uint32_t i = 0; i < pl->len; i++) r.placed[at + i]++;
-      return MROCE_ST_OK;
+      return MROCE_OK;
     }
     case MROCE_PLACE_SEND: {
       RecvWr *r = find_recv(q, pl->cookie);
-      if (!r) return MROCE_ST_OPERR;
-      if (pl->total > r->len) return MROCE_ST_OPERR;  // as kernel/rq.c
+      if (!r) return MROCE_ERR_OPERR;
+      if (pl->total > r->len) return MROCE_ERR_OPERR;  // as kernel/rq.c
       std::memcpy(r->buf + pl->offset, src, pl->len);
       if (r->placed.size() < r->len) r->placed.resize(r->len);
       for (uint32_t i = 0; i < pl->len; i++) r->placed[pl->offset + i]++;
-      return MROCE_ST_OK;
+      return MROCE_OK;
     }
     case MROCE_PLACE_READ_RESP: {
       auto it = q->sends.find(pl->cookie);
       if (it == q->sends.end() || pl->offset + pl->len > it->second.read_len)
-        return MROCE_ST_ACCESS;
+        return MROCE_ERR_ACCESS;
       std::memcpy(it->second.read_dst + pl->offset, src, pl->len);
-      return MROCE_ST_OK;
+      return MROCE_OK;
     }
     case MROCE_PLACE_ATOMIC_RESP: {
       auto it = q->sends.find(pl->cookie);
       if (it == q->sends.end() || it->second.read_len < 8)
-        return MROCE_ST_ACCESS;
+        return MROCE_ERR_ACCESS;
       std::memcpy(it->second.read_dst, &pl->value, 8);
-      return MROCE_ST_OK;
+      return MROCE_OK;
     }
   }
-  return MROCE_ST_INVALID;
+  return MROCE_ERR_INVALID;
 }
 
 int op_read_check(void *ctx, mroce_stream *, uint32_t rkey, uint64_t va,
@@ -113,10 +113,10 @@ int op_read_check(void *ctx, mroce_stream *, uint32_t rkey, uint64_t va,
   Endpoint *e = ep_of(ctx);
   auto it = e->regions.find(rkey);
   if (it == e->regions.end() || !it->second.remote_read)
-    return MROCE_ST_ACCESS;
+    return MROCE_ERR_ACCESS;
   const Region &r = it->second;
-  if (va < r.va || va + len > r.va + r.mem.size()) return MROCE_ST_ACCESS;
-  return MROCE_ST_OK;
+  if (va < r.va || va + len > r.va + r.mem.size()) return MROCE_ERR_ACCESS;
+  return MROCE_OK;
 }
 
 int op_atomic(void *ctx, mroce_stream *, const mroce_atomic *a,
@@ -124,9 +124,9 @@ int op_atomic(void *ctx, mroce_stream *, const mroce_atomic *a,
   Endpoint *e = ep_of(ctx);
   auto it = e->regions.find(a->rkey);
   if (it == e->regions.end() || !it->second.remote_atomic)
-    return MROCE_ST_ACCESS;
+    return MROCE_ERR_ACCESS;
   Region &r = it->second;
-  if (a->va < r.va || a->va + 8 > r.va + r.mem.size()) return MROCE_ST_ACCESS;
+  if (a->va < r.va || a->va + 8 > r.va + r.mem.size()) return MROCE_ERR_ACCESS;
   uint64_t v;
   std::memcpy(&v, &r.mem[a->va - r.va], 8);
   *orig = v;
@@ -136,7 +136,7 @@ int op_atomic(void *ctx, mroce_stream *, const mroce_atomic *a,
     v += a->swap_add;
   }
   std::memcpy(&r.mem[a->va - r.va], &v, 8);
-  return MROCE_ST_OK;
+  return MROCE_OK;
 }
 
 void op_send_done(void *, mroce_stream *st, uint64_t cookie, int status) {
@@ -246,7 +246,7 @@ void Endpoint::post_recv(Qp &q, uint64_t cookie, uint8_t *buf, uint32_t len) {
 int Endpoint::post_send(Qp &q, SendWr wr) {
   uint64_t cookie = wr.msg.cookie;
   auto [it, fresh] = q.sends.emplace(cookie, std::move(wr));
-  if (!fresh) return MROCE_EINVAL;
+  if (!fresh) return MROCE_ERR_INVAL;
   int rc = mroce_stream_post(&q.st, &it->second.msg, fab->now);
   if (rc) q.sends.erase(it);
   return rc;
@@ -394,7 +394,7 @@ bool Fabric::step() {
   // as the module: the core sees the head, placement the whole datagram
   std::vector<uint8_t> head = pull_head(p.bytes.data(), len, 0);
   if (mroce_wire_decode_head(head.data(), static_cast<uint32_t>(head.size()),
-                             len, &pkt) != MROCE_WIRE_OK) {
+                             len, &pkt) != MROCE_OK) {
     e.rx_bad++;
     return true;
   }

@@ -49,7 +49,7 @@ struct Ack : ::testing::Test {
   void deliver(const std::vector<uint8_t> &buf, uint64_t now) {
     mroce_pkt pkt;
     ASSERT_EQ(mroce_wire_decode(buf.data(), static_cast<uint32_t>(buf.size()), &pkt),
-              MROCE_WIRE_OK);
+              MROCE_OK);
     ASSERT_EQ(pkt.hdr.opcode, MROCE_OP_ACK);
     mroce_ack_rx(a, &pkt, buf.data(), now);
   }
@@ -97,7 +97,7 @@ TEST_F(Ack, BuiltAckIsTakenByTheSendersScoreboard) {
 
   buf.resize(len);
   mroce_pkt pkt;
-  ASSERT_EQ(mroce_wire_decode(buf.data(), len, &pkt), MROCE_WIRE_OK);
+  ASSERT_EQ(mroce_wire_decode(buf.data(), len, &pkt), MROCE_OK);
   ASSERT_EQ(pkt.ack.npaths, 1u);
   EXPECT_EQ(pkt.hdr.dst_conn, a->id);
   deliver(buf, 10'000);

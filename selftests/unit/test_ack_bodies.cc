@@ -54,7 +54,7 @@ std::vector<uint8_t> write_with_body(uint32_t *ext_end) {
   ap.rcv_count = 8;
   ap.sack[0] = 0x6;
   mroce_wire_put_ack_path(&ap, &b[n + MROCE_ACK_EXT_LEN]);
-  mroce_ack_stream as{0x55, 17, 0, MROCE_ST_OK, 0, 0};
+  mroce_ack_stream as{0x55, 17, 0, MROCE_OK, 0, 0};
   mroce_wire_put_ack_stream(
       &as, &b[n + MROCE_ACK_EXT_LEN + MROCE_ACK_PATH_LEN]);
   b.resize(n + kBody + 10);
@@ -62,7 +62,7 @@ std::vector<uint8_t> write_with_body(uint32_t *ext_end) {
   return b;
 }
 
-mroce_wire_err decode(const std::vector<uint8_t> &b, mroce_pkt *d) {
+mroce_err decode(const std::vector<uint8_t> &b, mroce_pkt *d) {
   return mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), d);
 }
 
@@ -70,7 +70,7 @@ TEST(AckBody, DecodesBetweenExtensionAndPayload) {
   uint32_t ext_end;
   auto b = write_with_body(&ext_end);
   mroce_pkt d;
-  ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK);
+  ASSERT_EQ(decode(b, &d), MROCE_OK);
   EXPECT_EQ(d.hdr.flags & MROCE_F_ACK_BODY, MROCE_F_ACK_BODY);
   EXPECT_EQ(d.ack_off, ext_end + MROCE_ACK_EXT_LEN);
   EXPECT_EQ(d.payload_off, ext_end + kBody);
@@ -93,10 +93,10 @@ TEST(AckBody, DecodesBetweenExtensionAndPayload) {
 
   // Without the flag the same bytes are 10 + 80 bytes of a 10-byte message.
   b[3] &= ~MROCE_F_ACK_BODY;
-  EXPECT_EQ(decode(b, &d), MROCE_WIRE_LENGTH);
+  EXPECT_EQ(decode(b, &d), MROCE_ERR_LENGTH);
   // A data packet without a body has no ACK fields.
   b.resize(ext_end + 10);
-  ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK);
+  ASSERT_EQ(decode(b, &d), MROCE_OK);
   EXPECT_EQ(d.ack.npaths, 0);
   EXPECT_EQ(d.ack_off, d.payload_off);
 }
@@ -105,34 +105,34 @@ TEST(AckBody, Rejections) {
   uint32_t n;
   const auto good = write_with_body(&n);
   mroce_pkt d;
-  ASSERT_EQ(decode(good, &d), MROCE_WIRE_OK);
+  ASSERT_EQ(decode(good, &d), MROCE_OK);
   struct Case {
     const char *what;
     std::vector<uint8_t> b;
-    mroce_wire_err want;
+    mroce_err want;
   };
   std::vector<Case> cases;
   auto b = good;
   b.resize(n + MROCE_ACK_EXT_LEN - 1);
-  cases.push_back({"body shorter than its extension", b, MROCE_WIRE_SHORT});
+  cases.push_back({"body shorter than its extension", b, MROCE_ERR_SHORT});
   b = good;
   b[n + 4] = 2;  // two path blocks, and the payload is too short for one
-  cases.push_back({"blocks past the end", b, MROCE_WIRE_LENGTH});
+  cases.push_back({"blocks past the end", b, MROCE_ERR_LENGTH});
   b = good;
   b[n + 4] = MROCE_MAX_PATHS + 1;
-  cases.push_back({"too many path blocks", b, MROCE_WIRE_FIELD});
+  cases.push_back({"too many path blocks", b, MROCE_ERR_FIELD});
   b = good;
   b[n + 7] = 1;
-  cases.push_back({"reserved body bits", b, MROCE_WIRE_RESERVED});
+  cases.push_back({"reserved body bits", b, MROCE_ERR_RESERVED});
   b = good;
   b[3] |= MROCE_F_ECE;
-  cases.push_back({"ECE on data", b, MROCE_WIRE_FLAGS});
+  cases.push_back({"ECE on data", b, MROCE_ERR_FLAGS});
   b = good;
   b[n + MROCE_ACK_EXT_LEN + 1] = MROCE_MAX_PATHS;  // path id 64
-  cases.push_back({"bad path id in a block", b, MROCE_WIRE_FIELD});
+  cases.push_back({"bad path id in a block", b, MROCE_ERR_FIELD});
   b = good;
   b[MROCE_HDR_LEN + 15] = 10 + kBody;  // the body is not payload
-  cases.push_back({"body counted as payload", b, MROCE_WIRE_LENGTH});
+  cases.push_back({"body counted as payload", b, MROCE_ERR_LENGTH});
   for (const auto &c : cases) EXPECT_EQ(decode(c.b, &d), c.want) << c.what;
 
   // Only sequenced opcodes carry one.
@@ -145,10 +145,10 @@ TEST(AckBody, Rejections) {
     p.hello = {1, 0, 8, 9000, 4096, 0};
     std::vector<uint8_t> c(MROCE_MAX_HDR_LEN + kBody);
     c.resize(mroce_wire_encode(&p, c.data()));
-    ASSERT_EQ(decode(c, &d), MROCE_WIRE_OK) << int(op);
+    ASSERT_EQ(decode(c, &d), MROCE_OK) << int(op);
     c[3] |= MROCE_F_ACK_BODY;
     c.resize(c.size() + MROCE_ACK_EXT_LEN, 0);
-    EXPECT_EQ(decode(c, &d), MROCE_WIRE_FLAGS) << int(op);
+    EXPECT_EQ(decode(c, &d), MROCE_ERR_FLAGS) << int(op);
   }
 }
 
@@ -199,7 +199,7 @@ struct Exchange : ::testing::Test {
     size_t done = qp(0).scq.size();
     write(0, fill, 1000 + fill);
     EXPECT_TRUE(f.run([&] { return qp(0).scq.size() > done; }, 10'000'000));
-    EXPECT_EQ(qp(0).scq.back().status, MROCE_WC_OK);
+    EXPECT_EQ(qp(0).scq.back().status, MROCE_OK);
     return f.now - t0;
   }
   mroce_conn_stats st(int e) { return conn_stats(f.ep(e).conn); }
@@ -227,7 +227,7 @@ TEST_F(Exchange, AnswersCarryTheAcks) {
   EXPECT_EQ(st(0).rx_ack_bodies - a0.rx_ack_bodies, uint64_t(rounds));
   // Endpoint 0's writes completed on the answers' ACK bodies.
   EXPECT_EQ(qp(0).scq.size() - done0, size_t(rounds));
-  for (const auto &c : qp(0).scq) EXPECT_EQ(c.status, MROCE_WC_OK);
+  for (const auto &c : qp(0).scq) EXPECT_EQ(c.status, MROCE_OK);
 
   // A message no answer follows: its ACK waits out the hold, once...
   uint64_t t = lone_write(200);
@@ -293,7 +293,7 @@ TEST_F(Exchange, LostAnswerStillCompletes) {
   ASSERT_TRUE(f.run([&] { return arrived(0, 3); }, 100'000'000));
   EXPECT_EQ(dropped, 1);
   ASSERT_TRUE(f.run([&] { return qp(0).scq.size() >= 3; }, 100'000'000));
-  for (const auto &c : qp(0).scq) EXPECT_EQ(c.status, MROCE_WC_OK);
+  for (const auto &c : qp(0).scq) EXPECT_EQ(c.status, MROCE_OK);
   EXPECT_EQ(qp(0).error, 0);
   EXPECT_EQ(qp(1).error, 0);
 }

@@ -89,7 +89,7 @@ TEST_F(Pair, WriteLandsAndCompletes) {
   ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
   A().drain(f.now);
   ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
-  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_OK);
   EXPECT_EQ(0, std::memcmp(&B().regions[rkey].mem[4096], data.data(), data.size()));
   EXPECT_EQ(B().place_bytes, 100'000u);
 }
@@ -110,7 +110,7 @@ TEST_F(Pair, SendMatchesPostedReceivesInOrder) {
   for (int i = 0; i < 8; i++) {
     const auto &c = B().qp(2).rcq[i];
     EXPECT_EQ(c.cookie, 100u + i);
-    EXPECT_EQ(c.status, MROCE_WC_OK);
+    EXPECT_EQ(c.status, MROCE_OK);
     EXPECT_EQ(c.byte_len, 1000u * (i + 1) - 3);
     if (i % 2) {
       EXPECT_EQ(c.imm, 0x5000u + i);
@@ -139,7 +139,7 @@ TEST_F(Pair, ReadReturnsRemoteBytes) {
   ASSERT_EQ(A().post_send(A().qp(1), std::move(w)), 0);
   A().drain(f.now);
   ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
-  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_OK);
   EXPECT_EQ(0, std::memcmp(dst.data(), &mem[77], dst.size()));
 }
 
@@ -218,15 +218,15 @@ TEST_F(Pair, BadRkeyIsRemoteAccessErrorAndNothingWritten) {
   ASSERT_EQ(A().post_send(A().qp(1), std::move(w2)), 0);
   A().drain(f.now);
   ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
-  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_REM_ACCESS);
-  EXPECT_EQ(A().qp(1).error, MROCE_WC_REM_ACCESS);
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_ERR_REM_ACCESS);
+  EXPECT_EQ(A().qp(1).error, MROCE_ERR_REM_ACCESS);
   EXPECT_NE(B().qp(2).error, 0);
   const auto &mem = B().regions[rkey].mem;
   EXPECT_TRUE(std::all_of(mem.begin(), mem.end(), [](uint8_t b) { return b == 0; }));
   // the caller flushes the rest after the error
   mroce_stream_flush(&A().qp(1).st);
   ASSERT_EQ(A().qp(1).scq.size(), 2u);
-  EXPECT_EQ(A().qp(1).scq[1].status, MROCE_WC_FLUSH);
+  EXPECT_EQ(A().qp(1).scq[1].status, MROCE_ERR_FLUSH);
 }
 
 TEST_F(Pair, ReceiverNotReadyRetriesUntilPosted) {
@@ -240,7 +240,7 @@ TEST_F(Pair, ReceiverNotReadyRetriesUntilPosted) {
   std::vector<uint8_t> buf(4096);
   B().post_recv(B().qp(2), 55, buf.data(), 4096);
   ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
-  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_OK);
   ASSERT_EQ(B().qp(2).rcq.size(), 1u);
   EXPECT_EQ(B().qp(2).rcq[0].byte_len, 3000u);
   EXPECT_EQ(buf[2999], static_cast<uint8_t>(0xab + 2999 * 7));
@@ -262,7 +262,7 @@ TEST_F(Pair, RnrBackOffLongerThanDeadTimeIsNotDeath) {
   std::vector<uint8_t> buf(128);
   B().post_recv(B().qp(2), 55, buf.data(), 128);
   ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }, 2'000'000'000));
-  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_OK);
 }
 
 // An end whose connection failed (here: its dead timer, while the peer was
@@ -271,17 +271,17 @@ TEST_F(Pair, RnrBackOffLongerThanDeadTimeIsNotDeath) {
 TEST_F(Pair, FailedEndResetsItsStillSendingPeer) {
   ASSERT_TRUE(f.connect());
   connect_qps(f, 1, 2);
-  mroce_conn_fail(A().conn, MROCE_FAIL_DEAD);
+  mroce_conn_fail(A().conn, MROCE_ERR_DEAD);
   ASSERT_EQ(A().conn->state, MROCE_CONN_FAILED);
   const uint64_t t0 = f.now;
   ASSERT_EQ(B().post_send(B().qp(2), wr(MROCE_OP_SEND, 1, 100)), 0);
   B().drain(f.now);
   ASSERT_TRUE(wait([&] { return B().conn->state == MROCE_CONN_FAILED; }));
   EXPECT_LT(f.now - t0, 10'000'000u);  // dead_ns is 200 ms here
-  EXPECT_EQ(B().conn->fail_reason, static_cast<uint32_t>(MROCE_RESET_CLOSED));
+  EXPECT_EQ(B().conn->fail_reason, static_cast<uint32_t>(MROCE_ERR_PEER_CLOSED));
   EXPECT_GE(conn_stats(A().conn).rx_failed_conn, 1u);
   ASSERT_FALSE(B().qp(2).scq.empty());
-  EXPECT_EQ(B().qp(2).scq[0].status, MROCE_WC_RETRY_EXC);
+  EXPECT_EQ(B().qp(2).scq[0].status, MROCE_ERR_RETRY_EXC);
 }
 
 // The netdev's MTU went down: a connection whose payload still fits lives
@@ -303,14 +303,14 @@ TEST_F(Pair, LinkMtuBelowPayloadFailsAndResetsPeer) {
   const uint64_t t0 = f.now;
   EXPECT_TRUE(mroce_conn_link_mss(A().conn, 1023));
   EXPECT_EQ(A().conn->state, MROCE_CONN_FAILED);
-  EXPECT_EQ(A().conn->fail_reason, uint32_t{MROCE_FAIL_LINK_MTU});
+  EXPECT_EQ(A().conn->fail_reason, uint32_t{MROCE_ERR_LINK_MTU});
   ASSERT_FALSE(A().qp(1).scq.empty());
-  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_RETRY_EXC);
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_ERR_RETRY_EXC);
   EXPECT_FALSE(mroce_conn_link_mss(A().conn, 256));  // once
   A().drain(f.now);
   ASSERT_TRUE(wait([&] { return B().conn->state == MROCE_CONN_FAILED; }));
   EXPECT_LT(f.now - t0, 10'000'000u);  // dead_ns is 200 ms here
-  EXPECT_EQ(B().conn->fail_reason, static_cast<uint32_t>(MROCE_RESET_CLOSED));
+  EXPECT_EQ(B().conn->fail_reason, static_cast<uint32_t>(MROCE_ERR_PEER_CLOSED));
 }
 
 TEST_F(Pair, RnrRetryExhaustedFails) {
@@ -320,7 +320,7 @@ TEST_F(Pair, RnrRetryExhaustedFails) {
   ASSERT_EQ(A().post_send(A().qp(1), wr(MROCE_OP_SEND, 1, 100)), 0);
   A().drain(f.now);
   ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
-  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_RNR_RETRY);
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_ERR_RNR_RETRY);
 }
 
 TEST_F(Pair, SendTooLongForReceive) {
@@ -331,9 +331,9 @@ TEST_F(Pair, SendTooLongForReceive) {
   ASSERT_EQ(A().post_send(A().qp(1), wr(MROCE_OP_SEND, 1, 3000)), 0);
   A().drain(f.now);
   ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
-  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_REM_OP);
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_ERR_REM_OP);
   ASSERT_EQ(B().qp(2).rcq.size(), 1u);
-  EXPECT_EQ(B().qp(2).rcq[0].status, MROCE_WC_LOC_QP_OP);
+  EXPECT_EQ(B().qp(2).rcq[0].status, MROCE_ERR_LOC_QP_OP);
 }
 
 TEST_F(Pair, UnknownStreamRetriesThenGivesUp) {
@@ -347,7 +347,7 @@ TEST_F(Pair, UnknownStreamRetriesThenGivesUp) {
   ASSERT_EQ(A().post_send(A().qp(1), wr(MROCE_OP_SEND, 1, 10)), 0);
   A().drain(f.now);
   ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
-  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_RETRY_EXC);
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_ERR_RETRY_EXC);
   EXPECT_GT(conn_stats(B().conn).rx_drop_stream, 0u);
 }
 
@@ -374,7 +374,7 @@ TEST_F(Pair, LateAttachingPeerIsRetried) {
   q.rx_msn = 10;
   ASSERT_EQ(mroce_stream_attach(B().conn, &B().qp(2).st, 1, &q), 0);
   ASSERT_TRUE(wait([&] { return !A().qp(1).scq.empty(); }));
-  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_OK);
   EXPECT_EQ(B().regions[rkey].mem[4999], static_cast<uint8_t>(0xab + 4999 * 7));
 }
 
@@ -452,7 +452,7 @@ TEST_F(Pair, UnknownConnectionGetsReset) {
   A().drain(f.now);
   ASSERT_TRUE(wait([&] { return A().conn->state == MROCE_CONN_FAILED; }));
   ASSERT_EQ(A().qp(1).scq.size(), 1u);
-  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_RETRY_EXC);
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_ERR_RETRY_EXC);
 }
 
 TEST_F(Pair, RefusalTakesEffectInMessageOrder) {
@@ -468,12 +468,12 @@ TEST_F(Pair, RefusalTakesEffectInMessageOrder) {
   ASSERT_TRUE(wait([&] { return A().qp(1).error != 0; }));
   const auto &sc = A().qp(1).scq;
   ASSERT_EQ(sc.size(), 6u);
-  for (int i = 0; i < 5; i++) EXPECT_EQ(sc[i].status, MROCE_WC_OK) << i;
-  EXPECT_EQ(sc[5].status, MROCE_WC_REM_OP);
+  for (int i = 0; i < 5; i++) EXPECT_EQ(sc[i].status, MROCE_OK) << i;
+  EXPECT_EQ(sc[5].status, MROCE_ERR_REM_OP);
   const auto &rc = B().qp(2).rcq;
   ASSERT_EQ(rc.size(), 6u);  // five delivered, the sixth consumed by the error
-  for (int i = 0; i < 5; i++) EXPECT_EQ(rc[i].status, MROCE_WC_OK) << i;
-  EXPECT_EQ(rc[5].status, MROCE_WC_LOC_QP_OP);
+  for (int i = 0; i < 5; i++) EXPECT_EQ(rc[i].status, MROCE_OK) << i;
+  EXPECT_EQ(rc[5].status, MROCE_ERR_LOC_QP_OP);
   // nothing after the refused message was placed
   EXPECT_EQ(bufs[6][0], 0);
   EXPECT_EQ(bufs[7][0], 0);
@@ -494,7 +494,7 @@ TEST_F(Pair, SharedReceiveQueue) {
   B().post_recv(B().qp(2), 21, more.data() + 2048, 2048);
   ASSERT_TRUE(wait([&] { return A().qp(1).scq.size() == 6; }));
   ASSERT_EQ(B().qp(2).rcq.size(), 6u);
-  for (auto &c : A().qp(1).scq) EXPECT_EQ(c.status, MROCE_WC_OK);
+  for (auto &c : A().qp(1).scq) EXPECT_EQ(c.status, MROCE_OK);
 }
 
 TEST_F(Pair, WindowFullAsksCallerToRetry) {
@@ -508,7 +508,7 @@ TEST_F(Pair, WindowFullAsksCallerToRetry) {
     rc = A().post_send(A().qp(1), std::move(w));
     n++;
   }
-  EXPECT_EQ(rc, MROCE_EAGAIN);
+  EXPECT_EQ(rc, MROCE_ERR_AGAIN);
   EXPECT_EQ(n - 1, MROCE_STREAM_WINDOW);
   A().drain(f.now);
   ASSERT_TRUE(wait([&] { return A().qp(1).scq.size() == MROCE_STREAM_WINDOW; }));
@@ -522,14 +522,14 @@ TEST_F(Pair, PostRejectsBadRequests) {
   w.msg.op = MROCE_OP_FETCH_ADD;
   w.msg.len = 8;
   w.msg.va = 3;  // misaligned
-  EXPECT_EQ(A().post_send(A().qp(1), w), MROCE_EINVAL);
+  EXPECT_EQ(A().post_send(A().qp(1), w), MROCE_ERR_INVAL);
   w.msg.op = 0x42;
   w.msg.cookie = 1;
-  EXPECT_EQ(A().post_send(A().qp(1), w), MROCE_EINVAL);
+  EXPECT_EQ(A().post_send(A().qp(1), w), MROCE_ERR_INVAL);
   w.msg.op = MROCE_OP_WRITE;
   w.msg.cookie = 2;
   w.msg.len = 0x80000001u;
-  EXPECT_EQ(A().post_send(A().qp(1), w), MROCE_EINVAL);
+  EXPECT_EQ(A().post_send(A().qp(1), w), MROCE_ERR_INVAL);
 }
 
 }  // namespace
@@ -577,7 +577,7 @@ TEST(Handshake, DataOvertakingTheAcceptIsNotLost) {
   mroce_conn_open(A.conn, f.now);
   A.drain(f.now);
   ASSERT_TRUE(f.run([&] { return !A.qp(1).scq.empty(); }, 1'500'000));
-  EXPECT_EQ(A.qp(1).scq[0].status, MROCE_WC_OK);
+  EXPECT_EQ(A.qp(1).scq[0].status, MROCE_OK);
   EXPECT_EQ(conn_stats(B.conn).rx_drop_state, 0u);  // nothing dropped for want of the ACCEPT
   EXPECT_LT(f.now, 2'000'000u);                 // done before the ACCEPT arrived
   EXPECT_EQ(B.regions[rkey].mem[(64 << 10) - 1], 9);
@@ -609,7 +609,7 @@ std::pair<uint32_t, uint32_t> largest_payloads(uint32_t ma, uint32_t mb) {
   for (int e = 0; e < 2; e++)
     f.ep(e).drop = [&largest, e](Endpoint &, const uint8_t *b, uint32_t n) {
       mroce_pkt p;
-      if (mroce_wire_decode(b, n, &p) == MROCE_WIRE_OK)
+      if (mroce_wire_decode(b, n, &p) == MROCE_OK)
         largest[e] = std::max(largest[e], p.payload_len);
       return false;
     };
@@ -666,7 +666,7 @@ TEST(Handshake, HelloStatesWhatThisEndReceives) {
   std::vector<uint16_t> stated;
   B.drop = [&](Endpoint &, const uint8_t *b, uint32_t n) {
     mroce_pkt p;
-    if (mroce_wire_decode(b, n, &p) == MROCE_WIRE_OK &&
+    if (mroce_wire_decode(b, n, &p) == MROCE_OK &&
         p.hdr.opcode == MROCE_OP_CONNECT)
       stated.push_back(p.hello.max_payload);
     return true;  // nothing reaches A: B keeps asking
@@ -715,12 +715,12 @@ void late_accept(uint16_t max_payload, uint32_t write_len, bool want_fail) {
   b.resize(mroce_wire_encode(&p, b.data()));
   mroce_pkt d;
   ASSERT_EQ(mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), &d),
-            MROCE_WIRE_OK);
+            MROCE_OK);
   mroce_rx_meta m{b.data(), 0};
   mroce_conn_rx(B.conn, &d, b.data(), &m, f.now);
   if (want_fail) {
     EXPECT_EQ(B.conn->state, MROCE_CONN_FAILED);
-    EXPECT_EQ(B.conn->fail_reason, uint32_t{MROCE_FAIL_PAYLOAD});
+    EXPECT_EQ(B.conn->fail_reason, uint32_t{MROCE_ERR_PAYLOAD});
     EXPECT_EQ(B.qp(2).scq.size(), 1u);  // the WRITE: retry exceeded
   } else {
     EXPECT_EQ(B.conn->state, MROCE_CONN_ESTABLISHED);

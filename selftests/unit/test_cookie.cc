@@ -27,7 +27,7 @@ TEST(Cookie, BindsAddressIdNonceAndEpoch) {
   ASSERT_EQ(mroce_cookie_challenge(&key, addr.data(), &c, t, buf),
             sizeof(buf));
   mroce_pkt ch;
-  ASSERT_EQ(mroce_wire_decode(buf, sizeof(buf), &ch), MROCE_WIRE_OK);
+  ASSERT_EQ(mroce_wire_decode(buf, sizeof(buf), &ch), MROCE_OK);
   EXPECT_EQ(ch.hdr.opcode, MROCE_OP_CHALLENGE);
   EXPECT_EQ(ch.hdr.dst_conn, 0x1234u);
   EXPECT_EQ(ch.hdr.src_conn, 0u);  // from no connection: nothing was kept

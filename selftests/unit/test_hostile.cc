@@ -57,7 +57,7 @@ struct Hostile : ::testing::Test {
                       50'000'000));
     attack();
     ASSERT_TRUE(f.run([&] { return !A().qp(1).scq.empty(); }, 500'000'000));
-    EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
+    EXPECT_EQ(A().qp(1).scq[0].status, MROCE_OK);
     EXPECT_EQ(A().qp(1).error, 0);
     EXPECT_EQ(B().qp(2).error, 0);
     for (uint32_t i = 0; i < kLen; i += 997)
@@ -186,7 +186,7 @@ TEST_F(Hostile, LostPeerEndsItsPeerAtOnce) {
   EXPECT_EQ(conn_stats(B().conn).rx_proven_end, 1u);
   EXPECT_GE(conn_stats(B().conn).rx_challenged, 1u);
   ASSERT_FALSE(B().qp(2).scq.empty());
-  EXPECT_EQ(B().qp(2).scq[0].status, MROCE_WC_RETRY_EXC);
+  EXPECT_EQ(B().qp(2).scq[0].status, MROCE_ERR_RETRY_EXC);
 }
 
 // A peer that closed (idle, no QPs) and forgot its id: the CLOSE is

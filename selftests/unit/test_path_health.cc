@@ -53,7 +53,7 @@ TEST_F(Paths, TailLossProbeRecoversLastPacketWithoutRto) {
   ASSERT_TRUE(all_done());
   EXPECT_GE(conn_stats(A().conn).tlps, 1u);
   EXPECT_EQ(conn_stats(A().conn).rtos, 0u);
-  EXPECT_EQ(A().qp(1).scq[1].status, MROCE_WC_OK);
+  EXPECT_EQ(A().qp(1).scq[1].status, MROCE_OK);
 }
 
 // A far deadline may fire late (far_slack_ns) only while the connection
@@ -150,7 +150,7 @@ TEST_F(Paths, DeadRouteIsReplacedAndTrafficFlows) {
   dead.up = false;
   for (int i = 0; i < 40; i++) write(256 << 10);
   ASSERT_TRUE(all_done(5'000'000'000));
-  for (auto &c : A().qp(1).scq) ASSERT_EQ(c.status, MROCE_WC_OK);
+  for (auto &c : A().qp(1).scq) ASSERT_EQ(c.status, MROCE_OK);
   const mroce_path &p = A().conn->paths[2];
   EXPECT_GE(p.stats.replaced, 1u);
   EXPECT_NE(p.sport, old_port);
@@ -207,7 +207,7 @@ TEST_F(Paths, UnreachablePeerFailsTheConnection) {
   f.run([&] { return A().conn->state == MROCE_CONN_FAILED; }, 5'000'000'000);
   EXPECT_EQ(A().conn->state, MROCE_CONN_FAILED);
   ASSERT_EQ(A().qp(1).scq.size(), 2u);
-  EXPECT_EQ(A().qp(1).scq[1].status, MROCE_WC_RETRY_EXC);
+  EXPECT_EQ(A().qp(1).scq[1].status, MROCE_ERR_RETRY_EXC);
   EXPECT_NE(A().qp(1).error, 0);
 }
 
@@ -243,7 +243,7 @@ TEST_F(Paths, StallOfThisHostIsNotDeath) {
   }
   ASSERT_TRUE(all_done());
   EXPECT_EQ(A().conn->state, MROCE_CONN_ESTABLISHED);
-  EXPECT_EQ(A().qp(1).scq.back().status, MROCE_WC_OK);
+  EXPECT_EQ(A().qp(1).scq.back().status, MROCE_OK);
 }
 
 TEST_F(Paths, LostAcksAreRecoveredByPoll) {
@@ -254,7 +254,7 @@ TEST_F(Paths, LostAcksAreRecoveredByPoll) {
   EXPECT_TRUE(A().qp(1).scq.empty());
   for (auto &r : f.routes[1]) r.loss = 0;
   ASSERT_TRUE(all_done());
-  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
+  EXPECT_EQ(A().qp(1).scq[0].status, MROCE_OK);
 }
 
 TEST_F(Paths, DuplicatesNeverPlacedTwice) {

@@ -213,7 +213,7 @@ TEST(Grant, AcceptGrantsAFirstRateThatPacesTheFirstData) {
     uint32_t granted = UINT32_MAX;
     f.ep(1).tap = [&](Endpoint &, const uint8_t *buf, uint32_t n) {
       mroce_pkt p;
-      if (mroce_wire_decode(buf, n, &p) == MROCE_WIRE_OK &&
+      if (mroce_wire_decode(buf, n, &p) == MROCE_OK &&
           p.hdr.opcode == MROCE_OP_ACCEPT)
         granted = p.hello.rate_hint;
     };
@@ -239,7 +239,7 @@ TEST(Grant, AcceptGrantsAFirstRateThatPacesTheFirstData) {
     std::vector<uint64_t> sent;  // data packets before the first ACK
     f.ep(0).tap = [&](Endpoint &e, const uint8_t *buf, uint32_t n) {
       mroce_pkt p;
-      if (mroce_wire_decode(buf, n, &p) == MROCE_WIRE_OK &&
+      if (mroce_wire_decode(buf, n, &p) == MROCE_OK &&
           p.hdr.opcode == MROCE_OP_WRITE && !conn_stats(e.conn).rx_acks)
         sent.push_back(f.now);
     };

@@ -50,7 +50,7 @@ TEST(StreamStart, TxStartOnlyBeforeFirstPost) {
   w.msg.op = MROCE_OP_SEND;
   w.msg.cookie = 1;
   ASSERT_EQ(f.ep(0).post_send(f.ep(0).qp(1), w), 0);
-  EXPECT_EQ(mroce_stream_set_tx_start(&st, 5), MROCE_EINVAL);
+  EXPECT_EQ(mroce_stream_set_tx_start(&st, 5), MROCE_ERR_INVAL);
 }
 
 // Regression (fuzz_conn_rx): an ATOMIC_RESP was taken as the response of a SEND or WRITE.
@@ -108,7 +108,7 @@ TEST_F(Regress, BrokenStreamDisarmsItsTimer) {
   b.resize(n + c->npaths * MROCE_ACK_PATH_LEN);
   mroce_pkt d;
   ASSERT_EQ(mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), &d),
-            MROCE_WIRE_OK);
+            MROCE_OK);
   mroce_rx_meta m{b.data(), 0};
   mroce_conn_rx(c, &d, b.data(), &m, f.now);
   ASSERT_NE(A().qp(1).st.poll_at, 0u);
@@ -170,7 +170,7 @@ TEST_F(Regress, SendBehindSlowReadIsPolledWhenItsFrontierIsLost) {
   uint64_t lost_entries = 0;
   B().drop = [&](Endpoint &, const uint8_t *b, uint32_t n) {
     mroce_pkt p;
-    if (mroce_wire_decode(b, n, &p) != MROCE_WIRE_OK) return false;
+    if (mroce_wire_decode(b, n, &p) != MROCE_OK) return false;
     if (p.hdr.opcode == MROCE_OP_READ_RESP) return f.now < 3'000'000;
     if (f.now >= 1'000'000 || p.hdr.opcode != MROCE_OP_ACK || !p.ack.nstreams)
       return false;
@@ -197,7 +197,7 @@ TEST_F(Regress, SendBehindSlowReadIsPolledWhenItsFrontierIsLost) {
   EXPECT_GT(lost_entries, 0u);
   EXPECT_EQ(A().qp(1).scq[0].cookie, 1u);
   EXPECT_EQ(A().qp(1).scq[1].cookie, 2u);
-  EXPECT_EQ(A().qp(1).scq[1].status, MROCE_WC_OK);
+  EXPECT_EQ(A().qp(1).scq[1].status, MROCE_OK);
 }
 
 }  // namespace

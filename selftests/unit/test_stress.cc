@@ -268,7 +268,7 @@ struct Stress {
         ASSERT_EQ(qp.scq.size(), kMsgs) << "side " << d << " qp " << q << " stalled";
         for (uint32_t i = 0; i < kMsgs; i++) {
           ASSERT_EQ(qp.scq[i].cookie, i);
-          ASSERT_EQ(qp.scq[i].status, MROCE_WC_OK) << i;
+          ASSERT_EQ(qp.scq[i].status, MROCE_OK) << i;
           const Expect &e = sent[d][q][i];
           if (e.op == MROCE_OP_FETCH_ADD || e.op == MROCE_OP_CMP_SWAP) {
             uint64_t v;
@@ -293,7 +293,7 @@ struct Stress {
             continue;
           ASSERT_LT(k, peer.rcq.size());
           const Completion &c = peer.rcq[k++];
-          ASSERT_EQ(c.status, MROCE_WC_OK);
+          ASSERT_EQ(c.status, MROCE_OK);
           ASSERT_EQ(c.op, e.op);
           ASSERT_EQ(c.cookie, k - 1);
           if (e.op != MROCE_OP_SEND) {

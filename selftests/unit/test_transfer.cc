@@ -107,7 +107,7 @@ Result transfer(double loss, uint64_t total, uint64_t seed,
         uint64_t m = next_recv[q]++;
         uint32_t slot = static_cast<uint32_t>(m % kDepth);
         fill(expect, (uint64_t(q) << 40) | m);
-        if (c.status != MROCE_WC_OK) bad = true;
+        if (c.status != MROCE_OK) bad = true;
         if (c.op == MROCE_OP_WRITE_IMM) {
           size_t at = (size_t(q) * kDepth + slot) * kMsg;
           // byte_len: the length of the write, as rxe reports it
@@ -133,7 +133,7 @@ Result transfer(double loss, uint64_t total, uint64_t seed,
       rq.rcq.clear();
       Qp &sq = A.qp(1 + q);
       for (auto &c : sq.scq) {
-        if (c.status != MROCE_WC_OK || c.cookie != next_done[q]) bad = true;
+        if (c.status != MROCE_OK || c.cookie != next_done[q]) bad = true;
         next_done[q]++;
         done++;
       }

@@ -210,7 +210,7 @@ TEST(Regression, AWindowLimitedSenderDoesNotBurstAboveTheHint) {
   std::vector<uint64_t> sent;  // data packets sent once the hint is known
   f.ep(0).tap = [&](Endpoint &e, const uint8_t *b, uint32_t n) {
     mroce_pkt p;
-    if (mroce_wire_decode(b, n, &p) == MROCE_WIRE_OK &&
+    if (mroce_wire_decode(b, n, &p) == MROCE_OK &&
         p.hdr.opcode == MROCE_OP_WRITE && e.conn->rate_hint != MROCE_RATE_NONE)
       sent.push_back(f.now);
   };

@@ -79,7 +79,7 @@ struct Windows : ::testing::Test {
   }
   void finish() {
     ASSERT_TRUE(f.run([&] { return !A().qp(1).scq.empty(); }, 2'000'000'000));
-    EXPECT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
+    EXPECT_EQ(A().qp(1).scq[0].status, MROCE_OK);
     EXPECT_EQ(A().qp(1).error, 0);
     EXPECT_EQ(B().qp(2).error, 0);
     EXPECT_EQ(std::memcmp(B().regions.at(rkey).mem.data(), want.data(), kLen), 0);
@@ -121,7 +121,7 @@ struct Windows : ::testing::Test {
     b.resize(n + 64);
     mroce_pkt d;
     ASSERT_EQ(mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), &d),
-              MROCE_WIRE_OK);
+              MROCE_OK);
     mroce_rx_meta m{b.data(), 0};
     mroce_conn_rx(bc(), &d, b.data(), &m, f.now);
   }
@@ -228,7 +228,7 @@ TEST_F(Windows, ResponseBeyondPostedIsDropped) {
   b.resize(n + 64);
   mroce_pkt d;
   ASSERT_EQ(mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), &d),
-            MROCE_WIRE_OK);
+            MROCE_OK);
   mroce_rx_meta m{b.data(), 0};
   mroce_conn_rx(A().conn, &d, b.data(), &m, f.now);
   EXPECT_EQ(conn_stats(A().conn).rx_drop_msn, s0.rx_drop_msn + 1);
@@ -281,7 +281,7 @@ TEST(WindowsLegit, DsnJumpOverAbandonedDsns) {
   for (int i = 0; i < n; i++) B.post_recv(B.qp(2), 1000 + i, bufs[i].data(), len);
   ASSERT_TRUE(f.run([&] { return A.qp(1).scq.size() == n; }, 5'000'000'000));
   for (int i = 0; i < n; i++) {
-    EXPECT_EQ(A.qp(1).scq[i].status, MROCE_WC_OK);
+    EXPECT_EQ(A.qp(1).scq[i].status, MROCE_OK);
     for (uint32_t k = 0; k < len; k++)
       if (bufs[i][k] != static_cast<uint8_t>(i + k * 7)) {
         ADD_FAILURE() << "message " << i << " byte " << k;
@@ -320,7 +320,7 @@ TEST(WindowsLegit, PsnForcedAdvanceAfterBlackout) {
   // every data packet of path 0 with a psn in [from, from + 300) is lost
   A.drop = [&](Endpoint &, const uint8_t *b, uint32_t len) {
     mroce_pkt p;
-    if (mroce_wire_decode(b, len, &p) != MROCE_WIRE_OK || p.hdr.path != 0 ||
+    if (mroce_wire_decode(b, len, &p) != MROCE_OK || p.hdr.path != 0 ||
         p.hdr.opcode < MROCE_OP_WRITE || p.hdr.opcode > MROCE_OP_FETCH_ADD)
       return false;
     if (p.hdr.psn - from < 300) {
@@ -335,7 +335,7 @@ TEST(WindowsLegit, PsnForcedAdvanceAfterBlackout) {
   ASSERT_EQ(A.post_send(A.qp(1), std::move(w)), 0);
   A.drain(f.now);
   ASSERT_TRUE(f.run([&] { return !A.qp(1).scq.empty(); }, 10'000'000'000));
-  EXPECT_EQ(A.qp(1).scq[0].status, MROCE_WC_OK);
+  EXPECT_EQ(A.qp(1).scq[0].status, MROCE_OK);
   EXPECT_EQ(blacked, 300u);
   // the holes [from, from + 300) are never filled: only a forced advance
   // takes the cumulative point past them
@@ -359,7 +359,7 @@ struct Hang : ::testing::Test {
     // write something first: the paths have RTT samples
     post(0);
     ASSERT_TRUE(f.run([&] { return A().qp(1).scq.size() == 1; }, 1'000'000'000));
-    ASSERT_EQ(A().qp(1).scq[0].status, MROCE_WC_OK);
+    ASSERT_EQ(A().qp(1).scq[0].status, MROCE_OK);
   }
   Endpoint &A() { return f.ep(0); }
   Endpoint &B() { return f.ep(1); }
@@ -389,8 +389,8 @@ struct Hang : ::testing::Test {
   void expect_fails_within(uint64_t t0, uint64_t bound, uint64_t grace) {
     ASSERT_TRUE(f.run([&] { return A().qp(1).scq.size() >= 2; }, 10'000'000'000));
     uint64_t took = f.now - t0;
-    EXPECT_EQ(A().qp(1).scq[1].status, MROCE_WC_RETRY_EXC);
-    EXPECT_EQ(A().qp(1).error, MROCE_WC_RETRY_EXC);
+    EXPECT_EQ(A().qp(1).scq[1].status, MROCE_ERR_RETRY_EXC);
+    EXPECT_EQ(A().qp(1).error, MROCE_ERR_RETRY_EXC);
     EXPECT_GE(took, bound);
     EXPECT_LE(took, bound + grace + 2'000'000) << "bound " << bound;
   }

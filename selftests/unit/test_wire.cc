@@ -35,7 +35,7 @@ std::vector<uint8_t> encode(const mroce_pkt &p, uint32_t payload = 0) {
 
 using mroce::test::base;
 
-mroce_wire_err decode(const std::vector<uint8_t> &b, mroce_pkt *out) {
+mroce_err decode(const std::vector<uint8_t> &b, mroce_pkt *out) {
   return mroce_wire_decode(b.data(), static_cast<uint32_t>(b.size()), out);
 }
 
@@ -51,7 +51,7 @@ TEST(Wire, WriteRoundTrip) {
   auto b = encode(p, 76);
   ASSERT_EQ(b.size(), MROCE_HDR_LEN + MROCE_WRITE_EXT_LEN + 76u);
   mroce_pkt d;
-  ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK);
+  ASSERT_EQ(decode(b, &d), MROCE_OK);
   EXPECT_EQ(d.hdr.opcode, MROCE_OP_WRITE_IMM);
   EXPECT_EQ(d.hdr.flags, p.hdr.flags);
   EXPECT_EQ(d.hdr.dst_conn, p.hdr.dst_conn);
@@ -123,7 +123,7 @@ TEST(Wire, EveryOpcodeRoundTrips) {
     }
     auto b = encode(p, payload);
     mroce_pkt d;
-    EXPECT_EQ(decode(b, &d), MROCE_WIRE_OK) << "opcode " << op;
+    EXPECT_EQ(decode(b, &d), MROCE_OK) << "opcode " << op;
     EXPECT_EQ(d.hdr.opcode, op);
     auto b2 = encode(d, payload);
     EXPECT_EQ(b, b2) << "opcode " << op;
@@ -150,11 +150,11 @@ TEST(Wire, AckBlocksRoundTrip) {
   mroce_wire_put_ack_path(&a, &b[MROCE_HDR_LEN + MROCE_ACK_EXT_LEN]);
   a.path = 6;
   mroce_wire_put_ack_path(&a, &b[MROCE_HDR_LEN + MROCE_ACK_EXT_LEN + MROCE_ACK_PATH_LEN]);
-  mroce_ack_stream s{0x33, 10, 9, MROCE_ST_RNR, 2, 500};
+  mroce_ack_stream s{0x33, 10, 9, MROCE_ERR_RNR, 2, 500};
   mroce_wire_put_ack_stream(&s, &b[b.size() - MROCE_ACK_STREAM_LEN]);
 
   mroce_pkt d;
-  ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK);
+  ASSERT_EQ(decode(b, &d), MROCE_OK);
   EXPECT_EQ(d.ack.rate_hint, 12345u);
   mroce_ack_path x;
   mroce_wire_ack_path(b.data(), &d, 1, &x);
@@ -168,13 +168,13 @@ TEST(Wire, AckBlocksRoundTrip) {
   EXPECT_EQ(y.stream, 0x33u);
   EXPECT_EQ(y.msn, 10u);
   EXPECT_EQ(y.nack_msn, 9u);
-  EXPECT_EQ(y.status, MROCE_ST_RNR);
+  EXPECT_EQ(y.status, MROCE_ERR_RNR);
   EXPECT_EQ(y.attempt, 2);
   EXPECT_EQ(y.rnr_delay_us, 500);
   EXPECT_EQ(d.ack_nack, 1);  // an RNR entry is a NACK
-  s.status = MROCE_ST_OK;
+  s.status = MROCE_OK;
   mroce_wire_put_ack_stream(&s, &b[b.size() - MROCE_ACK_STREAM_LEN]);
-  ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK);
+  ASSERT_EQ(decode(b, &d), MROCE_OK);
   EXPECT_EQ(d.ack_nack, 0);  // reset by each decode
   // Bit 0 of the bitmap is the least significant bit of byte 0.
   EXPECT_EQ(b[MROCE_HDR_LEN + MROCE_ACK_EXT_LEN + 24], 0x01);
@@ -191,7 +191,7 @@ TEST(Wire, GoldenWritePacket) {
       "00 00 00 04 00 00 00 00 00 00 00 00 00 00 00 00"
       "de ad be ef");
   mroce_pkt d;
-  ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK);
+  ASSERT_EQ(decode(b, &d), MROCE_OK);
   EXPECT_EQ(d.hdr.opcode, MROCE_OP_WRITE);
   EXPECT_EQ(d.hdr.flags, MROCE_F_LAST | MROCE_F_ACK_REQ);
   EXPECT_EQ(d.hdr.dst_conn, 7u);
@@ -219,7 +219,7 @@ TEST(Wire, GoldenConnectPacket) {
       "00 00 00 00 c0 ff ee 01 00 00 00 00 00 00 00 00"
       "00 04 00 00 00 00 40 00 00 01 86 a0 00 00 00 00");
   mroce_pkt d;
-  ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK);
+  ASSERT_EQ(decode(b, &d), MROCE_OK);
   EXPECT_EQ(d.hdr.opcode, MROCE_OP_CONNECT);
   EXPECT_EQ(d.hello.nonce, 0xc0ffee01ull);
   EXPECT_EQ(d.hello.max_paths, 4);
@@ -227,16 +227,16 @@ TEST(Wire, GoldenConnectPacket) {
   EXPECT_EQ(d.hello.rate_hint, 100000u);  // 100 MB/s
   // the hello's last 4 bytes are reserved
   b.back() = 1;
-  EXPECT_EQ(decode(b, &d), MROCE_WIRE_FIELD);
+  EXPECT_EQ(decode(b, &d), MROCE_ERR_FIELD);
   // the hello before the rate grant (24 bytes) is short
   b.resize(b.size() - 8);
-  EXPECT_EQ(decode(b, &d), MROCE_WIRE_SHORT);
+  EXPECT_EQ(decode(b, &d), MROCE_ERR_SHORT);
 }
 
 struct Bad {
   const char *what;
   void (*mutate)(std::vector<uint8_t> &);
-  mroce_wire_err want;
+  mroce_err want;
 };
 
 TEST(Wire, Rejections) {
@@ -244,27 +244,27 @@ TEST(Wire, Rejections) {
   p.data.total = 10;
   const auto good = encode(p, 10);
   mroce_pkt d;
-  ASSERT_EQ(decode(good, &d), MROCE_WIRE_OK);
+  ASSERT_EQ(decode(good, &d), MROCE_OK);
 
   const Bad cases[] = {
-      {"short", [](auto &b) { b.resize(39); }, MROCE_WIRE_SHORT},
-      {"short ext", [](auto &b) { b.resize(MROCE_HDR_LEN + 4); }, MROCE_WIRE_SHORT},
-      {"version", [](auto &b) { b[0] = 0x10; }, MROCE_WIRE_VERSION},
-      {"low nibble", [](auto &b) { b[0] = 0x21; }, MROCE_WIRE_RESERVED},
-      {"byte 15", [](auto &b) { b[15] = 1; }, MROCE_WIRE_RESERVED},
-      {"opcode", [](auto &b) { b[1] = 0x7f; }, MROCE_WIRE_OPCODE},
-      {"flag", [](auto &b) { b[3] |= 0x80; }, MROCE_WIRE_FLAGS},
-      {"ece on data", [](auto &b) { b[3] |= MROCE_F_ECE; }, MROCE_WIRE_FLAGS},
-      {"stream bits", [](auto &b) { b[24] = 1; }, MROCE_WIRE_RESERVED},
-      {"path", [](auto &b) { b[13] = 64; }, MROCE_WIRE_FIELD},
-      {"no src conn", [](auto &b) { std::memset(&b[8], 0, 4); }, MROCE_WIRE_FIELD},
-      {"no dst conn", [](auto &b) { std::memset(&b[4], 0, 4); }, MROCE_WIRE_FIELD},
-      {"payload too long", [](auto &b) { b.push_back(0); }, MROCE_WIRE_LENGTH},
-      {"segment past end", [](auto &b) { b[MROCE_HDR_LEN + 3] = 1; }, MROCE_WIRE_LENGTH},
-      {"imm on SEND", [](auto &b) { b[MROCE_HDR_LEN + 15] = 1; }, MROCE_WIRE_RESERVED},
+      {"short", [](auto &b) { b.resize(39); }, MROCE_ERR_SHORT},
+      {"short ext", [](auto &b) { b.resize(MROCE_HDR_LEN + 4); }, MROCE_ERR_SHORT},
+      {"version", [](auto &b) { b[0] = 0x10; }, MROCE_ERR_VERSION},
+      {"low nibble", [](auto &b) { b[0] = 0x21; }, MROCE_ERR_RESERVED},
+      {"byte 15", [](auto &b) { b[15] = 1; }, MROCE_ERR_RESERVED},
+      {"opcode", [](auto &b) { b[1] = 0x7f; }, MROCE_ERR_OPCODE},
+      {"flag", [](auto &b) { b[3] |= 0x80; }, MROCE_ERR_FLAGS},
+      {"ece on data", [](auto &b) { b[3] |= MROCE_F_ECE; }, MROCE_ERR_FLAGS},
+      {"stream bits", [](auto &b) { b[24] = 1; }, MROCE_ERR_RESERVED},
+      {"path", [](auto &b) { b[13] = 64; }, MROCE_ERR_FIELD},
+      {"no src conn", [](auto &b) { std::memset(&b[8], 0, 4); }, MROCE_ERR_FIELD},
+      {"no dst conn", [](auto &b) { std::memset(&b[4], 0, 4); }, MROCE_ERR_FIELD},
+      {"payload too long", [](auto &b) { b.push_back(0); }, MROCE_ERR_LENGTH},
+      {"segment past end", [](auto &b) { b[MROCE_HDR_LEN + 3] = 1; }, MROCE_ERR_LENGTH},
+      {"imm on SEND", [](auto &b) { b[MROCE_HDR_LEN + 15] = 1; }, MROCE_ERR_RESERVED},
       {"total > 2^31",
        [](auto &b) { b[MROCE_HDR_LEN + 4] = 0x80; b[MROCE_HDR_LEN + 7] = 1; },
-       MROCE_WIRE_FIELD},
+       MROCE_ERR_FIELD},
   };
   for (const auto &c : cases) {
     auto b = good;
@@ -278,7 +278,7 @@ TEST(Wire, RejectsControlWithSequenceState) {
   auto b = encode(p);
   b[19] = 1;  // psn on an ACK
   mroce_pkt d;
-  EXPECT_EQ(decode(b, &d), MROCE_WIRE_RESERVED);
+  EXPECT_EQ(decode(b, &d), MROCE_ERR_RESERVED);
 }
 
 TEST(Wire, RejectsBadAckLengthAndBlocks) {
@@ -286,12 +286,12 @@ TEST(Wire, RejectsBadAckLengthAndBlocks) {
   p.ack.npaths = 1;
   auto b = encode(p, MROCE_ACK_PATH_LEN - 1);
   mroce_pkt d;
-  EXPECT_EQ(decode(b, &d), MROCE_WIRE_LENGTH);
+  EXPECT_EQ(decode(b, &d), MROCE_ERR_LENGTH);
   b = encode(p, MROCE_ACK_PATH_LEN);
   std::memset(&b[MROCE_HDR_LEN + MROCE_ACK_EXT_LEN], 0, MROCE_ACK_PATH_LEN);
-  EXPECT_EQ(decode(b, &d), MROCE_WIRE_OK);
+  EXPECT_EQ(decode(b, &d), MROCE_OK);
   b[MROCE_HDR_LEN + MROCE_ACK_EXT_LEN + 1] = 64;  // path id 64
-  EXPECT_EQ(decode(b, &d), MROCE_WIRE_FIELD);
+  EXPECT_EQ(decode(b, &d), MROCE_ERR_FIELD);
 }
 
 TEST(Wire, RejectsBadHello) {
@@ -300,25 +300,25 @@ TEST(Wire, RejectsBadHello) {
   p.hello = {1, 0, 8, 9000, 4096, 0};
   mroce_pkt d;
   auto b = encode(p);
-  ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK);
+  ASSERT_EQ(decode(b, &d), MROCE_OK);
   EXPECT_EQ(d.hello.max_payload, 9000);
   p.hello.max_payload = MROCE_MIN_PAYLOAD - 1;  // 0 (unstated) or >= 256
-  EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_FIELD);
+  EXPECT_EQ(decode(encode(p), &d), MROCE_ERR_FIELD);
   p.hello.max_payload = 0;
-  EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_OK);
+  EXPECT_EQ(decode(encode(p), &d), MROCE_OK);
   p.hello.max_paths = 65;
-  EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_FIELD);
+  EXPECT_EQ(decode(encode(p), &d), MROCE_ERR_FIELD);
   p.hello.max_paths = 8;
   p.hello.dsn_window = 3000;
-  EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_FIELD);
+  EXPECT_EQ(decode(encode(p), &d), MROCE_ERR_FIELD);
   p.hello.dsn_window = 4096;
   p.hello.echo_nonce = 5;  // a CONNECT's echo is its cookie
-  EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_OK);
+  EXPECT_EQ(decode(encode(p), &d), MROCE_OK);
   EXPECT_EQ(d.hello.echo_nonce, 5u);
   p.hdr.opcode = MROCE_OP_ACCEPT;  // an ACCEPT must echo the nonce
   p.hdr.dst_conn = 9;
   p.hello.echo_nonce = 0;
-  EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_FIELD);
+  EXPECT_EQ(decode(encode(p), &d), MROCE_ERR_FIELD);
 }
 
 TEST(Wire, ChallengeAndResetEcho) {
@@ -327,15 +327,15 @@ TEST(Wire, ChallengeAndResetEcho) {
   mroce_pkt d;
   auto b = encode(p);
   ASSERT_EQ(b.size(), MROCE_HDR_LEN + MROCE_CHALLENGE_EXT_LEN);
-  ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK);
+  ASSERT_EQ(decode(b, &d), MROCE_OK);
   EXPECT_EQ(d.challenge.token, 0x1122334455667788ull);
   p.hdr.src_conn = 0;  // a cookie comes from no connection
-  ASSERT_EQ(decode(encode(p), &d), MROCE_WIRE_OK);
+  ASSERT_EQ(decode(encode(p), &d), MROCE_OK);
   p.challenge.token = 0;  // a token is never 0
-  EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_FIELD);
+  EXPECT_EQ(decode(encode(p), &d), MROCE_ERR_FIELD);
   p.challenge.token = 1;
   p.hdr.dst_conn = 0;  // a CHALLENGE always names its receiver
-  EXPECT_EQ(decode(encode(p), &d), MROCE_WIRE_FIELD);
+  EXPECT_EQ(decode(encode(p), &d), MROCE_ERR_FIELD);
 
   // The RESET answering it echoes the token; one answering a CONNECT,
   // the CONNECT's nonce; anything else, 0.
@@ -343,7 +343,7 @@ TEST(Wire, ChallengeAndResetEcho) {
   ch.challenge.token = 0xabcdef;
   uint8_t r[MROCE_HDR_LEN + MROCE_RESET_EXT_LEN];
   ASSERT_EQ(mroce_reset_reply(&ch, MROCE_RESET_UNKNOWN_CONN, r), sizeof(r));
-  ASSERT_EQ(mroce_wire_decode(r, sizeof(r), &d), MROCE_WIRE_OK);
+  ASSERT_EQ(mroce_wire_decode(r, sizeof(r), &d), MROCE_OK);
   EXPECT_EQ(d.reset.echo, 0xabcdefu);
   EXPECT_EQ(d.hdr.dst_conn, ch.hdr.src_conn);
   EXPECT_EQ(d.hdr.src_conn, ch.hdr.dst_conn);
@@ -351,11 +351,11 @@ TEST(Wire, ChallengeAndResetEcho) {
   co.hdr.dst_conn = 0;
   co.hello = {0x77, 0, 4, 0, 4096, 0};
   ASSERT_EQ(mroce_reset_reply(&co, MROCE_RESET_VERSION, r), sizeof(r));
-  ASSERT_EQ(mroce_wire_decode(r, sizeof(r), &d), MROCE_WIRE_OK);
+  ASSERT_EQ(mroce_wire_decode(r, sizeof(r), &d), MROCE_OK);
   EXPECT_EQ(d.reset.echo, 0x77u);
   mroce_pkt w = base(MROCE_OP_PROBE);
   ASSERT_EQ(mroce_reset_reply(&w, MROCE_RESET_UNKNOWN_CONN, r), sizeof(r));
-  ASSERT_EQ(mroce_wire_decode(r, sizeof(r), &d), MROCE_WIRE_OK);
+  ASSERT_EQ(mroce_wire_decode(r, sizeof(r), &d), MROCE_OK);
   EXPECT_EQ(d.reset.echo, 0u);
 }
 
@@ -364,15 +364,15 @@ TEST(Wire, RejectsSegmentOutsideMessage) {
   p.data.total = 100;
   p.data.offset = 90;
   mroce_pkt d;
-  EXPECT_EQ(decode(encode(p, 20), &d), MROCE_WIRE_LENGTH);
+  EXPECT_EQ(decode(encode(p, 20), &d), MROCE_ERR_LENGTH);
   p.data.offset = 0;
   p.data.va = ~0ull - 10;
-  EXPECT_EQ(decode(encode(p, 20), &d), MROCE_WIRE_FIELD);
+  EXPECT_EQ(decode(encode(p, 20), &d), MROCE_ERR_FIELD);
   p.data.va = 0;
   p.data.total = 0;  // only an empty message may be empty
-  EXPECT_EQ(decode(encode(p, 0), &d), MROCE_WIRE_OK);
+  EXPECT_EQ(decode(encode(p, 0), &d), MROCE_OK);
   p.data.total = 5;
-  EXPECT_EQ(decode(encode(p, 0), &d), MROCE_WIRE_LENGTH);
+  EXPECT_EQ(decode(encode(p, 0), &d), MROCE_ERR_LENGTH);
 }
 
 }  // namespace
@@ -411,9 +411,9 @@ TEST(Wire, SpecExamplesDecodeAndReencode) {
     auto b = ex[i];
     mroce_pkt d;
     // header-only examples of data packets: add the payload the text names
-    if (decode(b, &d) == MROCE_WIRE_LENGTH && b[1] == MROCE_OP_SEND_IMM)
+    if (decode(b, &d) == MROCE_ERR_LENGTH && b[1] == MROCE_OP_SEND_IMM)
       b.resize(b.size() + 4096);
-    ASSERT_EQ(decode(b, &d), MROCE_WIRE_OK) << "example " << i;
+    ASSERT_EQ(decode(b, &d), MROCE_OK) << "example " << i;
     std::vector<uint8_t> re(b.size());
     uint32_t n = mroce_wire_encode(&d, re.data());
     if (d.hdr.flags & MROCE_F_ACK_BODY) {
@@ -447,7 +447,7 @@ TEST(Wire, SpecAckExampleMeaning) {
     if (b.size() > 1 && b[1] == MROCE_OP_ACK) ack = &b;
   ASSERT_NE(ack, nullptr);
   mroce_pkt d;
-  ASSERT_EQ(decode(*ack, &d), MROCE_WIRE_OK);
+  ASSERT_EQ(decode(*ack, &d), MROCE_OK);
   EXPECT_EQ(d.ack.rate_hint, 1250000u);
   mroce_ack_path ap;
   mroce_wire_ack_path(ack->data(), &d, 0, &ap);
@@ -455,7 +455,7 @@ TEST(Wire, SpecAckExampleMeaning) {
   EXPECT_EQ(ap.sack[0], 0x6u);  // psn 42, 43
   mroce_ack_stream as;
   mroce_wire_ack_stream(ack->data(), &d, 0, &as);
-  EXPECT_EQ(as.status, MROCE_ST_RNR);
+  EXPECT_EQ(as.status, MROCE_ERR_RNR);
   EXPECT_EQ(as.nack_msn, 257u);
   EXPECT_EQ(as.rnr_delay_us, 100);
 }
@@ -468,7 +468,7 @@ TEST(Wire, SpecAckBodyExampleMeaning) {
       w = &b;
   ASSERT_NE(w, nullptr);
   mroce_pkt d;
-  ASSERT_EQ(decode(*w, &d), MROCE_WIRE_OK);
+  ASSERT_EQ(decode(*w, &d), MROCE_OK);
   EXPECT_EQ(d.payload_len, 4u);
   EXPECT_EQ((*w)[d.payload_off], 0xca);
   EXPECT_EQ(d.data.va, 0x7f0000300000ull);
@@ -485,7 +485,7 @@ TEST(Wire, SpecAckBodyExampleMeaning) {
   mroce_wire_ack_stream(w->data(), &d, 0, &as);
   EXPECT_EQ(as.stream, 0x34u);
   EXPECT_EQ(as.msn, 257u);
-  EXPECT_EQ(as.status, MROCE_ST_OK);
+  EXPECT_EQ(as.status, MROCE_OK);
   EXPECT_EQ(d.ack_nack, 0);
 }
 

@@ -49,7 +49,7 @@ mroce_ack_path path_block(unsigned i) {
   return a;
 }
 
-mroce_ack_stream stream_entry(unsigned i, uint8_t status = MROCE_ST_OK) {
+mroce_ack_stream stream_entry(unsigned i, uint8_t status = MROCE_OK) {
   return mroce_ack_stream{0x100 + i,
                           0x200 + i,
                           status ? 0x1ff + i : 0,
@@ -69,7 +69,7 @@ void put_blocks(Bytes &b, unsigned npaths, unsigned nstreams,
   for (unsigned i = 0; i < nstreams; i++) {
     size_t at = b.size();
     b.resize(at + MROCE_ACK_STREAM_LEN);
-    auto as = stream_entry(i, i == nack_at ? MROCE_ST_RNR : MROCE_ST_OK);
+    auto as = stream_entry(i, i == nack_at ? MROCE_ERR_RNR : MROCE_OK);
     mroce_wire_put_ack_stream(&as, &b[at]);
   }
 }
@@ -246,7 +246,7 @@ std::vector<Case> invalid_corpus() {
   b[ack_ext + MROCE_ACK_EXT_LEN + 2] = 1;
   v.push_back({"ack block reserved", b});
   b = ack(3, 2);
-  b[b.size() - MROCE_ACK_STREAM_LEN + 12] = MROCE_ST_MAX + 1;
+  b[b.size() - MROCE_ACK_STREAM_LEN + 12] = MROCE_NACK_MAX + 1;
   v.push_back({"ack status", b});
   b = ack(3, 2);
   b[b.size() - MROCE_ACK_STREAM_LEN] = 1;
@@ -363,9 +363,9 @@ void check_splits(const Case &c) {
   auto whole = copy(c.b, len);
   mroce_pkt w;
   std::memset(&w, 0, sizeof(w));
-  const mroce_wire_err want = mroce_wire_decode(whole.get(), len, &w);
+  const mroce_err want = mroce_wire_decode(whole.get(), len, &w);
   Blocks wb;
-  if (want == MROCE_WIRE_OK) wb = read_blocks(whole.get(), w);
+  if (want == MROCE_OK) wb = read_blocks(whole.get(), w);
 
   uint32_t least = 0;  // the head asked for when nothing was linear
   for (uint32_t k = 0; k <= len; k++) {
@@ -388,8 +388,8 @@ void check_splits(const Case &c) {
     mroce_pkt s;
     std::memset(&s, 0, sizeof(s));
     ASSERT_EQ(mroce_wire_decode_head(buf.get(), head, len, &s), want)
-        << mroce_wire_err_names[want];
-    if (want != MROCE_WIRE_OK) continue;
+        << mroce_err_name(want);
+    if (want != MROCE_OK) continue;
     ASSERT_EQ(std::memcmp(&s, &w, sizeof(s)), 0) << "decoded fields differ";
     // below the head every split ends with the same exact-size copy
     if (k != 0 && k < len) continue;
@@ -404,7 +404,7 @@ void check_splits(const Case &c) {
           << "stream entry " << i;
   }
   // Nothing linear: exactly the headers and blocks, never the payload.
-  if (want == MROCE_WIRE_OK) {
+  if (want == MROCE_OK) {
     EXPECT_EQ(least, w.hdr.opcode == MROCE_OP_ACK ? len : w.payload_off)
         << c.name;
   }
@@ -417,7 +417,7 @@ TEST(WireSplit, ValidPacketsDecodeAlikeAtEverySplit) {
     mroce_pkt d;
     ASSERT_EQ(
         mroce_wire_decode(c.b.data(), static_cast<uint32_t>(c.b.size()), &d),
-        MROCE_WIRE_OK)
+        MROCE_OK)
         << c.name;
     check_splits(c);
     if (HasFatalFailure()) return;
@@ -430,7 +430,7 @@ TEST(WireSplit, InvalidPacketsAreRefusedAlikeAtEverySplit) {
     mroce_pkt d;
     EXPECT_NE(
         mroce_wire_decode(c.b.data(), static_cast<uint32_t>(c.b.size()), &d),
-        MROCE_WIRE_OK)
+        MROCE_OK)
         << c.name;
     check_splits(c);
     if (HasFatalFailure()) return;
@@ -480,7 +480,7 @@ TEST(WireSplit, RefusedPacketsAreNotPulled) {
   auto buf = copy(big, ack_fixed);
   mroce_pkt d;
   EXPECT_EQ(mroce_wire_decode_head(buf.get(), ack_fixed, 65535, &d),
-            MROCE_WIRE_LENGTH);
+            MROCE_ERR_LENGTH);
   // the largest head there is: a full ACK body
   Bytes full = build(data(MROCE_OP_WRITE, 1), true, 64, 255, 1);
   EXPECT_EQ(least_head(full), uint32_t(MROCE_MAX_HEAD_LEN));
@@ -497,7 +497,7 @@ TEST(WireSplit, HeadShorterThanAskedIsShort) {
       auto buf = copy(c.b, k);
       mroce_pkt d;
       EXPECT_EQ(mroce_wire_decode_head(buf.get(), k, len, &d),
-                MROCE_WIRE_SHORT);
+                MROCE_ERR_SHORT);
     }
   }
 }
@@ -565,8 +565,8 @@ TEST(WireSplit, ReceivePathReadsOnlyTheHead) {
   a.drain(f.now);
   ASSERT_TRUE(f.run([&] { return a.qp(1).scq.size() == 17; }, 100'000'000));
 
-  for (const auto &c : a.qp(1).scq) EXPECT_EQ(c.status, MROCE_WC_OK);
-  for (const auto &c : b.qp(2).scq) EXPECT_EQ(c.status, MROCE_WC_OK);
+  for (const auto &c : a.qp(1).scq) EXPECT_EQ(c.status, MROCE_OK);
+  for (const auto &c : b.qp(2).scq) EXPECT_EQ(c.status, MROCE_OK);
   for (int i = 0; i < 8; i++) {
     uint8_t v = static_cast<uint8_t>(0x10 + i);
     const uint8_t *m = &b.regions.at(kb).mem[i * 6000];

@@ -343,7 +343,7 @@ case_mtu_lower() {
 	td_app_failed_with "transport retry counter exceeded|Work Request Flushed Error" \
 		"retry exceeded (or its flush)"
 	td_check "the connections failed because of the MTU" sh -c \
-		"dmesg | grep -E '($DP_DEV_A|$DP_DEV_B): connection [0-9]+ to .* failed: the netdev.s MTU fell below'"
+		"dmesg | grep -E '($DP_DEV_A|$DP_DEV_B): connection [0-9]+ to .* failed: the link.s MTU fell below'"
 	dp_counters "$DP_DEV_A"
 	# New QPs, same devices and peers: full-size messages must arrive
 	# byte-exact in 1 KiB payloads.

@@ -76,7 +76,7 @@ mroce_stream *g_lookup(void *ctx, mroce_conn *, uint32_t id) {
 }
 int g_claim(void *, mroce_stream *, uint32_t rsn, uint32_t, uint64_t *cookie) {
   *cookie = rsn;
-  return MROCE_ST_OK;
+  return MROCE_OK;
 }
 int g_place(void *ctx, mroce_stream *, const mroce_place *pl, const void *pctx,
             uint32_t off) {
@@ -84,22 +84,22 @@ int g_place(void *ctx, mroce_stream *, const mroce_place *pl, const void *pctx,
   // what any glue must check: the whole message inside the region
   if (pl->kind != MROCE_PLACE_WRITE || pl->rkey != kRkey || pl->va < kVa ||
       pl->va - kVa + pl->total > g->region.size())
-    return MROCE_ST_ACCESS;
+    return MROCE_ERR_ACCESS;
   if (g->copy)
     std::memcpy(&g->region[pl->va - kVa + pl->offset],
                 static_cast<const uint8_t *>(pctx) + off, pl->len);
   g->placed += pl->len;
-  return MROCE_ST_OK;
+  return MROCE_OK;
 }
 int g_read_check(void *, mroce_stream *, uint32_t, uint64_t, uint32_t) {
-  return MROCE_ST_OK;
+  return MROCE_OK;
 }
 int g_atomic(void *, mroce_stream *, const mroce_atomic *, uint64_t *orig) {
   *orig = 0;
-  return MROCE_ST_OK;
+  return MROCE_OK;
 }
 void g_send_done(void *ctx, mroce_stream *, uint64_t, int status) {
-  if (status != MROCE_WC_OK) fail("a send failed");
+  if (status != MROCE_OK) fail("a send failed");
   G(ctx)->sends_done++;
 }
 void g_recv_done(void *, mroce_stream *, const mroce_recv_done *) {}
@@ -166,7 +166,7 @@ struct Endpoint {
 
   void rx(const uint8_t *b, uint32_t len) {
     mroce_pkt p;
-    if (mroce_wire_decode(b, len, &p) != MROCE_WIRE_OK) fail("decode");
+    if (mroce_wire_decode(b, len, &p) != MROCE_OK) fail("decode");
     mroce_rx_meta m{b, 0};
     mroce_conn_rx(c, &p, b, &m, now);
   }

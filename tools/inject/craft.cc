@@ -79,8 +79,8 @@ std::string_view group_name(int g) {
   return g >= 0 && g < kGroups ? names[g] : "?";
 }
 
-int drop_group(mroce_wire_err e) {
-  return kDropShort + (static_cast<int>(e) - MROCE_WIRE_SHORT);
+int drop_group(mroce_err e) {
+  return kDropShort + (static_cast<int>(e) - MROCE_ERR_SHORT);
 }
 
 bool parse_kind(std::string_view s, Kind &out) {
@@ -172,7 +172,7 @@ std::vector<uint8_t> with_blocks(std::mt19937_64 &rng, bool ack,
   }
   for (unsigned i = 0; i < nstreams; i++, p += MROCE_ACK_STREAM_LEN) {
     mroce_put_be32(static_cast<uint32_t>(rng()) & MROCE_STREAM_MASK, p);
-    p[12] = static_cast<uint8_t>(rng() % (MROCE_ST_MAX + 1));
+    p[12] = static_cast<uint8_t>(rng() % (MROCE_NACK_MAX + 1));
   }
   if (ack) {
     std::vector<uint8_t> b = valid_control(rng);
@@ -388,7 +388,7 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
     c.bytes = valid_write(rng, 0);
     // Anywhere from empty to one byte short of header + extension.
     c.bytes.resize(rng() % (MROCE_HDR_LEN + MROCE_WRITE_EXT_LEN));
-    c.expect = MROCE_WIRE_SHORT;
+    c.expect = MROCE_ERR_SHORT;
     break;
   }
   case Kind::Oversized: {
@@ -396,7 +396,7 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
     uint32_t payload = 65 + static_cast<uint32_t>(rng() % 8000);
     c.bytes = valid_write(rng, payload);
     mroce_put_be32(64u, c.bytes.data() + MROCE_HDR_LEN + 16);
-    c.expect = MROCE_WIRE_LENGTH;
+    c.expect = MROCE_ERR_LENGTH;
     break;
   }
   case Kind::Version: {
@@ -406,13 +406,13 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
     if (v >= MROCE_VERSION)
       v++;
     c.bytes[0] = static_cast<uint8_t>(v << 4);
-    c.expect = MROCE_WIRE_VERSION;
+    c.expect = MROCE_ERR_VERSION;
     break;
   }
   case Kind::Conn:
     c.bytes =
         (rng() & 1) ? valid_write(rng, 1 + rng() % 1024) : valid_control(rng);
-    c.expect = MROCE_WIRE_OK;
+    c.expect = MROCE_OK;
     break;
   case Kind::Flags: {
     c.bytes = valid_write(rng, 8);
@@ -421,7 +421,7 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
                                : static_cast<uint16_t>(MROCE_F_ECE);
     uint16_t f = mroce_get_be16(c.bytes.data() + 2);
     mroce_put_be16(static_cast<uint16_t>(f | bad), c.bytes.data() + 2);
-    c.expect = MROCE_WIRE_FLAGS;
+    c.expect = MROCE_ERR_FLAGS;
     break;
   }
   case Kind::Random: {
@@ -443,7 +443,7 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
         MROCE_HDR_LEN + MROCE_ACK_EXT_LEN + (ack ? 0 : MROCE_WRITE_EXT_LEN);
     switch (rng() % 3) {
     case 0:
-      c.expect = MROCE_WIRE_OK;
+      c.expect = MROCE_OK;
       break;
     case 1: {
       // the last path block names path 64+, or the last entry a status
@@ -455,9 +455,9 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
       } else {
         size_t at =
             blocks + np * MROCE_ACK_PATH_LEN + (ns - 1) * MROCE_ACK_STREAM_LEN;
-        c.bytes[at + 12] = static_cast<uint8_t>(MROCE_ST_MAX + 1 + rng() % 8);
+        c.bytes[at + 12] = static_cast<uint8_t>(MROCE_NACK_MAX + 1 + rng() % 8);
       }
-      c.expect = MROCE_WIRE_FIELD;
+      c.expect = MROCE_ERR_FIELD;
       break;
     }
     default:
@@ -471,7 +471,7 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
         c.bytes.resize(blocks + np * MROCE_ACK_PATH_LEN +
                        255 * MROCE_ACK_STREAM_LEN - 1);
       }
-      c.expect = MROCE_WIRE_LENGTH;
+      c.expect = MROCE_ERR_LENGTH;
       break;
     }
     break;
@@ -496,11 +496,11 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng) {
   // A malformed kind counts where it was built to: refused for the reason
   // it was broken for, or decoded and dropped for its unknown connection.
   if (!kind_needs_raw(k) && !c.expect_any)
-    c.effect.n[c.expect == MROCE_WIRE_OK ? kUnknown : drop_group(c.expect)] = 1;
+    c.effect.n[c.expect == MROCE_OK ? kUnknown : drop_group(c.expect)] = 1;
   return c;
 }
 
-bool verdict_matches(const Crafted &c, mroce_wire_err *got) {
+bool verdict_matches(const Crafted &c, mroce_err *got) {
   mroce_pkt p{};
   *got = mroce_wire_decode(c.bytes.data(),
                            static_cast<uint32_t>(c.bytes.size()), &p);
@@ -560,7 +560,7 @@ bool malformed_holds(Kind k, const Crafted &c, std::string *why) {
     return c.expect_any && group == kAnyOnce
                ? true
                : fail(why, "random bytes count as any_once");
-  int want = c.expect == MROCE_WIRE_OK ? kUnknown : drop_group(c.expect);
+  int want = c.expect == MROCE_OK ? kUnknown : drop_group(c.expect);
   if (c.expect_any || group != want)
     return fail(why, "effect is not the group of the intended verdict");
   const size_t data_hdr = MROCE_HDR_LEN + MROCE_WRITE_EXT_LEN;
@@ -568,32 +568,32 @@ bool malformed_holds(Kind k, const Crafted &c, std::string *why) {
   uint16_t flags = b.size() >= 4 ? mroce_get_be16(b.data() + 2) : 0;
   switch (k) {
   case Kind::Truncated:
-    if (c.expect != MROCE_WIRE_SHORT || b.size() >= data_hdr)
+    if (c.expect != MROCE_ERR_SHORT || b.size() >= data_hdr)
       return fail(why, "not cut inside header and extension");
     break;
   case Kind::Oversized:
-    if (c.expect != MROCE_WIRE_LENGTH || b.size() <= data_hdr ||
+    if (c.expect != MROCE_ERR_LENGTH || b.size() <= data_hdr ||
         b[1] != MROCE_OP_WRITE ||
         be32_at(b, MROCE_HDR_LEN + 16) >= b.size() - data_hdr)
       return fail(why, "payload not beyond the message's total");
     break;
   case Kind::Version:
-    if (c.expect != MROCE_WIRE_VERSION || version == MROCE_VERSION)
+    if (c.expect != MROCE_ERR_VERSION || version == MROCE_VERSION)
       return fail(why, "version not broken");
     break;
   case Kind::Conn:
-    if (c.expect != MROCE_WIRE_OK || version != MROCE_VERSION ||
+    if (c.expect != MROCE_OK || version != MROCE_VERSION ||
         b.size() < MROCE_HDR_LEN || (flags & ~MROCE_F_ALL))
       return fail(why, "not a well-formed datagram");
     break;
   case Kind::Flags:
-    if (c.expect != MROCE_WIRE_FLAGS || b[1] != MROCE_OP_WRITE ||
+    if (c.expect != MROCE_ERR_FLAGS || b[1] != MROCE_OP_WRITE ||
         !(flags & (~MROCE_F_ALL | MROCE_F_ECE)))
       return fail(why, "no undefined flag and no ECE on a WRITE");
     break;
   case Kind::Blocks:
-    if (c.expect != MROCE_WIRE_OK && c.expect != MROCE_WIRE_FIELD &&
-        c.expect != MROCE_WIRE_LENGTH)
+    if (c.expect != MROCE_OK && c.expect != MROCE_ERR_FIELD &&
+        c.expect != MROCE_ERR_LENGTH)
       return fail(why, "blocks: not ok, field or length");
     if (version != MROCE_VERSION ||
         b.size() < MROCE_HDR_LEN + MROCE_ACK_EXT_LEN + 30 * MROCE_ACK_PATH_LEN)

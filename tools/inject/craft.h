@@ -84,7 +84,7 @@ struct Live {
 // what the VM tests read back (selftests/verbs/hostile_lib.sh,
 // hl_group_counters):
 //   drop_short .. drop_field  the decoder's rx_drop_<reason>, one group per
-//             reason (enum mroce_wire_err order, from MROCE_WIRE_SHORT)
+//             reason (enum mroce_err order, from MROCE_ERR_SHORT)
 //   unknown   rx_unknown_conn + rx_wrong_addr (an id, or a known id from
 //             another address: the same answer)
 //   unproven  rx_connect_unproven; and as many CHALLENGEs sent or limited
@@ -110,12 +110,12 @@ enum Group {
   kAnyOnce,
   kGroups
 };
-static_assert(kDropField - kDropShort == MROCE_WIRE_FIELD - MROCE_WIRE_SHORT,
+static_assert(kDropField - kDropShort == MROCE_ERR_FIELD - MROCE_ERR_SHORT,
               "one drop group per decoder rejection");
 std::string_view group_name(int g);
-// The group a datagram built to be refused for @e (not MROCE_WIRE_OK) is
+// The group a datagram built to be refused for @e (not MROCE_OK) is
 // counted in.
-int drop_group(mroce_wire_err e);
+int drop_group(mroce_err e);
 inline bool is_drop_group(int g) { return g >= kDropShort && g <= kDropField; }
 
 struct Effect {
@@ -125,10 +125,10 @@ struct Effect {
 struct Crafted {
   std::vector<uint8_t> bytes;
   // What the datagram was built to make the core decoder say:
-  // MROCE_WIRE_OK for Conn and the protocol kinds; for Random, nothing
+  // MROCE_OK for Conn and the protocol kinds; for Random, nothing
   // known (expect_any).  The self-test holds the decoder to it; the VM
   // tests count by it (effect), never by asking the decoder.
-  mroce_wire_err expect = MROCE_WIRE_OK;
+  mroce_err expect = MROCE_OK;
   bool expect_any = false;
   Effect effect;          // at the receiver, by construction
   bool spoof_net = false; // source: a random host of --src-net
@@ -141,7 +141,7 @@ Crafted craft(Kind k, const Live &live, std::mt19937_64 &rng);
 
 // Decode with the core and compare with the intended verdict (the
 // self-test's check of the crafter against the decoder).
-bool verdict_matches(const Crafted &c, mroce_wire_err *got);
+bool verdict_matches(const Crafted &c, mroce_err *got);
 
 // Check a crafted packet against its own record (the self-test), with
 // this file's arithmetic, not the decoder: the fields it claims to have

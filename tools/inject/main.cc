@@ -209,11 +209,11 @@ int self_test() {
       l.dsn_base = static_cast<uint32_t>(rng());
       l.msn_base = static_cast<uint32_t>(rng());
       Crafted c = craft(k, l, rng);
-      mroce_wire_err got;
+      mroce_err got;
       if (!verdict_matches(c, &got))
         not_ok(std::string(kind_name(k)) + ": decoder said " +
-               mroce_wire_err_names[got] + ", expected " +
-               mroce_wire_err_names[c.expect]);
+               mroce_err_name(got) + ", expected " +
+               mroce_err_name(c.expect));
       std::string why;
       if (!construction_holds(k, c, l, &why))
         not_ok(std::string(kind_name(k)) + " " + c.broke + ": " + why);
@@ -223,7 +223,7 @@ int self_test() {
     }
     std::printf("# %-13s:", std::string(kind_name(k)).c_str());
     for (auto [v, n] : verdicts)
-      std::printf(" %s=%d", mroce_wire_err_names[v], n);
+      std::printf(" %s=%d", mroce_err_name(v), n);
     for (auto &[b, n] : broke)
       std::printf(" %s=%d", b.c_str(), n);
     std::printf("\n");

@@ -124,26 +124,26 @@ int op_recv_claim(void *ctx, mroce_stream *st, u32 rsn, u32 total, u64 *cookie) 
   auto *s = stream_of(ctx, st);
   const uint32_t idx = rsn - s->rsn_base;
   if (idx >= s->expected.size())
-    return MROCE_ST_RNR;
+    return MROCE_ERR_RNR;
   *cookie = s->expected[idx].cookie;
-  return total == s->expected[idx].bytes ? MROCE_ST_OK : MROCE_ST_INVALID;
+  return total == s->expected[idx].bytes ? MROCE_OK : MROCE_ERR_INVALID;
 }
 
 int op_place(void *ctx, mroce_stream *, const mroce_place *pl, const void *, u32) {
   if (pl->kind != MROCE_PLACE_WRITE || pl->rkey != kRkey)
-    return MROCE_ST_ACCESS;
+    return MROCE_ERR_ACCESS;
   if (static_cast<uint64_t>(pl->offset) + pl->len > pl->total)
-    return MROCE_ST_ACCESS;
+    return MROCE_ERR_ACCESS;
   conn_of(ctx)->owner->on_placed(pl);
-  return MROCE_ST_OK;
+  return MROCE_OK;
 }
 
 int op_read_check(void *, mroce_stream *, u32, u64, u32) {
-  return MROCE_ST_ACCESS; // the workloads never READ
+  return MROCE_ERR_ACCESS; // the workloads never READ
 }
 
 int op_atomic(void *, mroce_stream *, const mroce_atomic *, u64 *) {
-  return MROCE_ST_ACCESS; // nor use atomics
+  return MROCE_ERR_ACCESS; // nor use atomics
 }
 
 void op_send_done(void *ctx, mroce_stream *st, u64 cookie, int status) {
@@ -385,7 +385,7 @@ void MetaRoceTransport::flush(Stream *s) {
       CoreCall call(dir_);
       rc = mroce_stream_post(s->st, &s->backlog.front(), now_ns());
     }
-    if (rc == MROCE_EAGAIN)
+    if (rc == MROCE_ERR_AGAIN)
       break;
     if (rc != 0)
       ++env_.stats().rejected_packets;
@@ -421,7 +421,7 @@ void MetaRoceTransport::on_send_done(Stream *s, uint64_t cookie, int status) {
     s->flush_pending = true; // post once the core call has returned
     pending_flush_.push_back(s);
   }
-  if (status != MROCE_WC_OK)
+  if (status != MROCE_OK)
     return; // the stream error is counted; the message never completes
   if (auto it = parts_sent_.find(msg); it != parts_sent_.end()) {
     if (--it->second)
@@ -439,7 +439,7 @@ void MetaRoceTransport::on_recv_done(Stream *s, const mroce_recv_done *rd) {
   const uint32_t parts = s->expected.front().parts;
   s->expected.pop_front();
   ++s->rsn_base;
-  if (rd->status != MROCE_WC_OK)
+  if (rd->status != MROCE_OK)
     return;
   const uint64_t msg = rd->cookie >> kPartBits;
   if (parts > 1) {
@@ -599,7 +599,7 @@ void MetaRoceTransport::on_packet(uint32_t, const Packet &pkt) {
   // simulated (placement is reported, not copied), so it reads as zeros.
   std::memcpy(rxbuf_.data(), hdr, hlen);
   mroce_pkt dp;
-  if (mroce_wire_decode(rxbuf_.data(), static_cast<uint32_t>(len), &dp) != MROCE_WIRE_OK) {
+  if (mroce_wire_decode(rxbuf_.data(), static_cast<uint32_t>(len), &dp) != MROCE_OK) {
     ++env_.stats().rejected_packets;
     return;
   }
@@ -848,8 +848,8 @@ void MetaRoceTransport::report(TransportCounters &t) const {
     t.duplicates_received += s.rx_dup_dsn;
     t.acks_sent += s.tx_acks;
     t.rejected_packets +=
-        s.rx_drop_state + s.rx_drop_path + s.rx_drop_dsn + s.rx_drop_psn + s.rx_drop_msn +
-        s.rx_drop_stream + s.rx_drop_ack;
+        s.rx_drop_state + s.rx_drop_path + s.rx_drop_msn + s.rx_drop_stream + s.rx_drop_ack;
+    t.window_dropped += s.rx_drop_psn + s.rx_drop_dsn;
   }
 }
 

@@ -62,6 +62,10 @@ struct TransportCounters {
   uint64_t paths_replaced = 0;           // MetaRoCE: a path moved to a new source port
   uint64_t spurious_retransmissions = 0; // MetaRoCE: declared lost, then acked
   uint64_t rejected_packets = 0;         // malformed or unknown connection
+  // MetaRoCE: outside a path's psn window or the dsn window, dropped
+  // unplaced.  From an honest peer, a late copy of data already delivered
+  // (a spurious retransmission that arrived after its ACK moved a window).
+  uint64_t window_dropped = 0;
 };
 
 } // namespace mroce::sim

@@ -356,6 +356,7 @@ std::string result_json(const SimResult &r) {
   j.field("out_of_sequence_dropped", t.out_of_sequence_dropped);
   j.field("duplicates_received", t.duplicates_received);
   j.field("failed_qps", t.failed_qps).field("rejected", t.rejected_packets);
+  j.field("window_dropped", t.window_dropped);
   j.field("failed_connections", t.failed_connections);
   j.field("tail_loss_probes", t.tail_loss_probes).field("paths_replaced", t.paths_replaced);
   j.field("spurious_retransmissions", t.spurious_retransmissions);
