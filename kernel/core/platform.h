@@ -18,6 +18,7 @@
 #include <linux/bitops.h>
 #include <linux/math64.h>
 #include <linux/compiler.h>
+#include <linux/prefetch.h>
 #include <asm/unaligned.h>
 
 #define MROCE_WARN_ON(cond)	WARN_ON_ONCE(cond)
@@ -140,6 +141,13 @@ static inline void mroce_put_be64(u64 v, void *p)
 #define MROCE_READ_ONCE(x)	READ_ONCE(x)
 #else
 #define MROCE_READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#endif
+
+/* A hint that @p will be read soon (mroce_conn_prefetch_rx()). */
+#ifdef __KERNEL__
+#define mroce_prefetch(p)	prefetch(p)
+#else
+#define mroce_prefetch(p)	__builtin_prefetch(p)
 #endif
 
 #define mroce_ctz64(x)		((unsigned int)__builtin_ctzll(x))
