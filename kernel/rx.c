@@ -101,7 +101,7 @@ static u8 rx_locks(struct mroce_peer *peer, const struct mroce_pkt *pkt)
 {
 	unsigned int split = READ_ONCE(mroce_lock_split);
 
-	if (!split || READ_ONCE(peer->conn->state) != MROCE_CONN_ESTABLISHED)
+	if (!split || mroce_conn_get_state(peer->conn) != MROCE_CONN_ESTABLISHED)
 		return MROCE_LOCK_ALL;
 	if (pkt->hdr.opcode == MROCE_OP_ACK)
 		return split & 2 ? MROCE_LOCK_TX : MROCE_LOCK_ALL;
