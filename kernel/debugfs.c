@@ -17,17 +17,16 @@
 
 static struct dentry *mroce_dbg_root;
 
-static void show_path(struct seq_file *s, const struct mroce_path *p)
+static void show_path(struct seq_file *s, const struct mroce_path_info *p)
 {
 	const struct mroce_path_stats *ps = &p->stats;
 
 	seq_printf(s,
 		   "  path %u sport %u state %s srtt_us %llu rttvar_us %llu min_rtt_us %llu reo_us %llu rto_us %llu cwnd %u alpha %u inflight %u\n",
 		   p->id, p->sport, mroce_path_state_names[p->state & 3],
-		   p->rtt.srtt / NSEC_PER_USEC, p->rtt.rttvar / NSEC_PER_USEC,
-		   (u64)p->rtt.min_rtt / NSEC_PER_USEC,
-		   (u64)p->reo_ns / NSEC_PER_USEC, p->rtt.rto / NSEC_PER_USEC,
-		   p->cc.cwnd, p->cc.alpha, p->inflight);
+		   p->srtt_ns / NSEC_PER_USEC, p->rttvar_ns / NSEC_PER_USEC,
+		   p->min_rtt_ns / NSEC_PER_USEC, p->reo_ns / NSEC_PER_USEC,
+		   p->rto_ns / NSEC_PER_USEC, p->cwnd, p->alpha, p->inflight);
 	seq_printf(s,
 		   "    tx %llu tx_bytes %llu acked %llu lost %llu retx %llu spurious %llu rtos %llu tlps %llu replaced %llu probes %llu ce %llu rx %llu rx_dup %llu rx_late %llu rx_ce %llu\n",
 		   ps->tx_pkts, ps->tx_bytes, ps->acked_pkts, ps->lost_pkts,
@@ -40,10 +39,13 @@ static void show_peer(struct seq_file *s, struct mroce_peer *p)
 {
 	const struct mroce_conn *c = p->conn;
 	struct mroce_conn_stats cs;
+	struct mroce_conn_info ci;
+	struct mroce_path_info pi;
 	u32 i;
 
 	spin_lock_bh(&p->lock);
 	mroce_conn_get_stats(c, &cs);
+	mroce_conn_get_info(c, &ci);
 	if (p->v4)
 		seq_printf(s, "peer %pI4 local %pI4", &p->raddr.s6_addr32[3],
 			   &p->laddr.s6_addr32[3]);
@@ -51,51 +53,52 @@ static void show_peer(struct seq_file *s, struct mroce_peer *p)
 		seq_printf(s, "peer %pI6c local %pI6c", &p->raddr, &p->laddr);
 	seq_printf(s,
 		   " conn %u peer_conn %u state %s%s fail %s paths %u qps %u inflight %u cwnd %u rate_hint %u%s rx_hint %u\n",
-		   c->id, c->peer_id, mroce_conn_state_names[c->state % 5],
+		   ci.id, ci.peer_id, mroce_conn_state_names[ci.state % 5],
 		   p->hashed ? "" : " (unhashed)",
-		   c->fail_reason ? mroce_err_name(c->fail_reason) : "-", c->npaths,
-		   p->nqps, c->inflight, c->cc.cwnd, c->rate_hint,
-		   mroce_conn_paced(c) ? " (paced)" : "", c->rx_hint);
+		   ci.fail_reason ? mroce_err_name(ci.fail_reason) : "-", ci.npaths,
+		   p->nqps, ci.inflight, ci.cwnd, ci.rate_hint,
+		   ci.hint_paced ? " (paced)" : "", ci.rx_hint);
 	seq_printf(s,
 		   "  tx %llu rx %llu retx %llu lost %llu spurious %llu rtos %llu tlps %llu rx_dup %llu\n",
 		   cs.tx_pkts, cs.rx_pkts, cs.tx_retx, cs.lost, cs.spurious,
 		   cs.rtos, cs.tlps, cs.rx_dup_dsn);
-	for (i = 0; i < c->npaths; i++)
-		show_path(s, &c->paths[i]);
+	for (i = 0; i < ci.npaths && mroce_conn_get_path_info(c, i, &pi); i++)
+		show_path(s, &pi);
 	spin_unlock_bh(&p->lock);
 }
 
 static void show_stream(struct seq_file *s, const struct mroce_stream *st)
 {
-	const struct mroce_txmsg *t;
-	const struct mroce_rxmsg *r;
+	struct mroce_stream_info si;
+	struct mroce_txmsg_info t;
+	struct mroce_rxmsg_info r;
 	u32 msn;
 
+	mroce_stream_get_info(st, &si);
 	seq_printf(s,
 		   " stream %u peer %u state %u tx_una %u tx_next %u tx_end %u rd_inflight %u frontier %u poll_at %llu rx_next %u failing %u rnr_slots %u resp %u+%u sched %d wait %d wake_at %llu poll %d\n",
-		   st->id, st->peer, st->state, st->tx_una, st->tx_next,
-		   st->tx_end, st->rd_inflight, st->frontier, st->poll_at,
-		   st->rx_next, st->failing, st->rnr_slots, st->resp_head,
-		   st->resp_count, !mroce_list_empty(&st->sched),
-		   !mroce_list_empty(&st->waitq), st->wake_at,
-		   !mroce_list_empty(&st->pollq));
-	for (msn = st->tx_una; msn != st->tx_end; msn++) {
-		t = &st->tx[msn % MROCE_STREAM_WINDOW];
+		   si.id, si.peer, si.state, si.tx_una, si.tx_next,
+		   si.tx_end, si.rd_inflight, si.frontier, si.poll_at,
+		   si.rx_next, si.failing, si.rnr_slots, si.resp_head,
+		   si.resp_count, si.sched, si.waiting, si.wake_at,
+		   si.polling);
+	for (msn = si.tx_una; msn != si.tx_end; msn++) {
+		if (!mroce_stream_get_txmsg_info(st, msn, &t))
+			continue;
 		seq_printf(s,
 			   "  tx msn %u op %u len %u state %u sent %u acked %u acked_last %u resp %u attempt %u resend_at %llu rnr_left %u retry_left %u\n",
-			   t->msn, t->m.op, t->m.len, t->state, t->sent,
-			   t->acked, t->acked_last, t->resp, t->attempt,
-			   t->resend_at, t->rnr_left, t->retry_left);
+			   t.msn, t.op, t.len, t.state, t.sent, t.acked,
+			   t.acked_last, t.resp, t.attempt, t.resend_at,
+			   t.rnr_left, t.retry_left);
 	}
-	for (msn = st->rx_next; msn != st->rx_next + MROCE_STREAM_WINDOW;
+	for (msn = si.rx_next; msn != si.rx_next + MROCE_STREAM_WINDOW;
 	     msn++) {
-		r = &st->rx[msn % MROCE_STREAM_WINDOW];
-		if (r->state == MROCE_RXM_FREE)
+		if (!mroce_stream_get_rxmsg_info(st, msn, &r))
 			continue;
 		seq_printf(s,
 			   "  rx msn %u op %u total %u got %u state %u attempt %u claimed %u status %u\n",
-			   r->msn, r->op, r->total, r->got, r->state,
-			   r->attempt, r->claimed, r->status);
+			   r.msn, r.op, r.total, r.got, r.state, r.attempt,
+			   r.claimed, r.status);
 	}
 }
 
@@ -103,27 +106,29 @@ static void show_stream(struct seq_file *s, const struct mroce_stream *st)
 static void show_peer_streams(struct seq_file *s, struct mroce_peer *p)
 {
 	struct mroce_conn *c = p->conn;
+	struct mroce_conn_info ci;
 	struct mroce_qp *qp;
 	unsigned int bkt;
+	u64 next;
 
 	spin_lock_bh(&p->lock);
+	next = mroce_conn_next_timer(c);
+	mroce_conn_get_info(c, &ci);
 	seq_printf(s,
 		   "conn %u state %u timer_at %llu wheel_in %ld now %llu next_timer %llu dsn nxt %u una %u window %u rx_base %u retx %u..%u ack_at %llu paced %u pace_next %llu inflight %u cwnd %u sched %d waitq %d pollq %d ackq %d\n",
-		   c->id, c->state, p->timer_at,
+		   ci.id, ci.state, p->timer_at,
 		   timer_pending(&p->wheel) ?
 		   (long)(p->wheel.expires - jiffies) : -1L, ktime_get_ns(),
-		   mroce_conn_next_timer(c), c->tx_dsn_nxt, c->tx_dsn_una,
-		   c->tx_dsn_window, c->rx_dsn_base, c->retx_head, c->retx_tail,
-		   c->ack_at, c->paced, c->pace_next_ns, c->inflight,
-		   c->cc.cwnd, !mroce_list_empty(&c->sched),
-		   !mroce_list_empty(&c->waitq), !mroce_list_empty(&c->pollq),
-		   !mroce_list_empty(&c->ackq));
+		   next, ci.tx_dsn_nxt, ci.tx_dsn_una, ci.tx_dsn_window,
+		   ci.rx_dsn_base, ci.retx_head, ci.retx_tail, ci.ack_at,
+		   ci.paced, ci.pace_next_ns, ci.inflight, ci.cwnd, ci.sched,
+		   ci.waitq, ci.pollq, ci.ackq);
 	hash_for_each(p->qps, bkt, qp, peer_node) {
 		seq_printf(s, " qp %u state %d sq_next %u sq_cons %u\n",
 			   qp->ibqp.qp_num, qp->state, qp->sq_next,
 			   qp->sq_cons);
-		if (qp->xs)
-			show_stream(s, &qp->xs->st);
+		if (qp->st)
+			show_stream(s, qp->st);
 	}
 	spin_unlock_bh(&p->lock);
 }

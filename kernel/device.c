@@ -265,9 +265,13 @@ int mroce_newlink(const char *ibdev_name, struct net_device *ndev)
 
 	mroce_reap_all();
 
-	mdev = ib_alloc_device(mroce_dev, ibdev);
+	/* the fair share's state follows the device, in the same allocation */
+	BUILD_BUG_ON(offsetof(struct mroce_dev, ibdev));
+	mdev = container_of(_ib_alloc_device(sizeof(*mdev) + mroce_share_size()),
+			    struct mroce_dev, ibdev);
 	if (!mdev)
 		return -ENOMEM;
+	mdev->share = (struct mroce_share *)(mdev + 1);
 	INIT_LIST_HEAD(&mdev->list);
 	INIT_LIST_HEAD(&mdev->net_node);
 	INIT_WORK(&mdev->unreg_work, mroce_unreg_work);

@@ -41,12 +41,12 @@ static enum hrtimer_restart share_timer_fn(struct hrtimer *t)
 	bool run;
 
 	spin_lock(&mdev->share_lock);
-	mdev->share.epoch_ns = epoch;
-	mroce_share_epoch(&mdev->share, ktime_get_ns());
-	run = mroce_share_wants_epochs(&mdev->share);
+	mroce_share_set_epoch(mdev->share, epoch);
+	mroce_share_epoch(mdev->share, ktime_get_ns());
+	run = mroce_share_wants_epochs(mdev->share);
 	if (!run)
-		mroce_share_pause(&mdev->share);
-	else if (mdev->share.nactive <= 1)
+		mroce_share_pause(mdev->share);
+	else if (mroce_share_get_nactive(mdev->share) <= 1)
 		epoch *= MROCE_SHARE_IDLE_EPOCHS;
 	mdev->share_armed = run;
 	spin_unlock(&mdev->share_lock);
@@ -65,9 +65,9 @@ static enum hrtimer_restart share_timer_fn(struct hrtimer *t)
 static void share_kick(struct mroce_dev *mdev)
 {
 	lockdep_assert_held(&mdev->share_lock);
-	if (mroce_share_wants_epochs(&mdev->share) && !mdev->share_armed) {
+	if (mroce_share_wants_epochs(mdev->share) && !mdev->share_armed) {
 		mdev->share_armed = true;
-		mroce_share_resume(&mdev->share, ktime_get_ns());
+		mroce_share_resume(mdev->share, ktime_get_ns());
 		hrtimer_start(&mdev->share_timer,
 			      ns_to_ktime(share_epoch_ns()),
 			      HRTIMER_MODE_REL_SOFT);
@@ -77,7 +77,7 @@ static void share_kick(struct mroce_dev *mdev)
 void mroce_share_setup(struct mroce_dev *mdev)
 {
 	spin_lock_init(&mdev->share_lock);
-	mroce_share_init(&mdev->share, 0, share_epoch_ns(), ktime_get_ns());
+	mroce_share_init(mdev->share, 0, share_epoch_ns(), ktime_get_ns());
 	hrtimer_init(&mdev->share_timer, CLOCK_MONOTONIC,
 		     HRTIMER_MODE_REL_SOFT);
 	mdev->share_timer.function = share_timer_fn;
@@ -87,8 +87,9 @@ void mroce_share_add(struct mroce_dev *mdev, struct mroce_conn *conn)
 {
 	spin_lock_bh(&mdev->share_lock);
 	/* a change of the parameter applies from the next connection on */
-	mdev->share.grants = !!READ_ONCE(mroce_share_grants);
-	mroce_share_join(&mdev->share, conn);
+	mroce_share_set_grants(mdev->share,
+			       !!READ_ONCE(mroce_share_grants));
+	mroce_share_join(mdev->share, conn);
 	share_kick(mdev);
 	spin_unlock_bh(&mdev->share_lock);
 }
@@ -122,7 +123,7 @@ void mroce_share_set_capacity(struct mroce_dev *mdev)
 	WRITE_ONCE(mdev->line_rate, (u32)min_t(u64, link * 125, U32_MAX - 1));
 	spin_lock_bh(&mdev->share_lock);
 	mdev->capacity = cap;
-	mdev->share.capacity = cap;
+	mroce_share_set_inbound(mdev->share, cap);
 	share_kick(mdev);
 	spin_unlock_bh(&mdev->share_lock);
 }

@@ -23,8 +23,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "metaroce-abi.h"
-#include "core/conn.h"
-#include "core/share.h"
+#include "core/mroce.h"
 
 /*
  * Encoded as major << 32 | minor << 16 | sub_minor, the format the provider
@@ -201,7 +200,7 @@ struct mroce_dev {
 
 	/* Fair share of the inbound capacity (fairshare.c). */
 	spinlock_t share_lock;
-	struct mroce_share share;
+	struct mroce_share *share;	/* mroce_share_size() after mdev */
 	struct hrtimer share_timer;
 	bool share_armed;		/* under share_lock: the timer runs on */
 	u64 capacity;			/* bytes/s, 0 = unknown: no hints */
@@ -312,12 +311,6 @@ struct mroce_ah {
 	struct mroce_av av;
 };
 
-/* The core's per-QP state (~40 KiB, so not inside the ib_qp allocation). */
-struct mroce_qp_stream {
-	struct mroce_stream st;
-	struct mroce_qp *qp;
-};
-
 /* A receive claimed by a message: a kernel copy of its entry. */
 struct mroce_rcv {
 	u64 wr_id;
@@ -376,7 +369,8 @@ struct mroce_qp {
 	bool sqd_notify;
 
 	/* transport */
-	struct mroce_qp_stream *xs;
+	/* the core's per-QP state (~40 KiB): kvzalloc(mroce_stream_size()) */
+	struct mroce_stream *st;
 	struct mroce_peer *peer;	/* attached from RTR to RESET */
 	struct hlist_node peer_node;	/* peer->qps */
 	struct list_head flush_node;	/* peer->flush_qps */
@@ -414,8 +408,7 @@ struct mroce_qp {
 };
 
 /* An ACK of up to 4 path blocks and a stream entry fits. */
-#define MROCE_ACK_STASH	(MROCE_HDR_LEN + 8 + 4 * MROCE_ACK_PATH_LEN + \
-			 MROCE_ACK_STREAM_LEN)
+#define MROCE_ACK_STASH	MROCE_ACK_LEN(4, 1)
 
 /*
  * Work collected inside a peer critical section and done after the lock
@@ -547,7 +540,7 @@ static inline struct mroce_ah *to_mah(struct ib_ah *ibah)
 
 static inline struct mroce_qp *st_to_qp(struct mroce_stream *st)
 {
-	return container_of(st, struct mroce_qp_stream, st)->qp;
+	return mroce_stream_get_ctx(st);
 }
 
 /*
@@ -717,7 +710,7 @@ int mroce_rq_place(struct mroce_qp *qp, u64 cookie, u32 total, u32 offset,
 void mroce_rq_done(struct mroce_qp *qp, const struct mroce_recv_done *rd,
 		   struct mroce_batch *b);
 void mroce_rq_flush(struct mroce_qp *qp, struct mroce_batch *b);
-u8 mroce_wc_status(u8 mroce_wc);
+u8 mroce_wc_status(u8 err);
 
 /* ops.c */
 extern const struct mroce_ops mroce_core_ops;

@@ -18,7 +18,7 @@ static struct mroce_stream *op_stream_lookup(void *ctx, struct mroce_conn *c,
 {
 	struct mroce_qp *qp = mroce_peer_qp(ctx, id);
 
-	return qp ? &qp->xs->st : NULL;
+	return qp ? qp->st : NULL;
 }
 
 static int op_recv_claim(void *ctx, struct mroce_stream *st, u32 rsn,
@@ -147,14 +147,16 @@ static void op_recv_done(void *ctx, struct mroce_stream *st,
 
 static void op_stream_error(void *ctx, struct mroce_stream *st, int wc_status)
 {
+	struct mroce_conn *c = mroce_stream_get_conn(st);
 	struct mroce_qp *qp = st_to_qp(st);
+	struct mroce_stream_stats ss;
 
 	/*
 	 * The peer restarted before this stream carried anything: the QP
 	 * moves to the new connection rather than failing with the old.
 	 */
-	if (st->conn && st->conn->state == MROCE_CONN_FAILED &&
-	    st->conn->fail_reason == MROCE_ERR_RESTARTED &&
+	if (c && mroce_conn_get_state(c) == MROCE_CONN_FAILED &&
+	    mroce_conn_get_fail_reason(c) == MROCE_ERR_RESTARTED &&
 	    mroce_stream_pristine(st)) {
 		mroce_qp_rehome(qp);
 		return;
@@ -174,8 +176,9 @@ static void op_stream_error(void *ctx, struct mroce_stream *st, int wc_status)
 	 * T * (retry_cnt + 1), at least dead_ms).  A connection failure says
 	 * why in op_conn_event(); this one must not be silent either.
 	 */
-	if (wc_status == MROCE_ERR_RETRY_EXC && st->stats.stalls &&
-	    st->conn && st->conn->state == MROCE_CONN_ESTABLISHED)
+	mroce_stream_get_stats(st, &ss);
+	if (wc_status == MROCE_ERR_RETRY_EXC && ss.stalls && c &&
+	    mroce_conn_get_state(c) == MROCE_CONN_ESTABLISHED)
 		ibdev_warn_ratelimited(&qp->mdev->ibdev,
 				       "QP %u: a message made no progress within its timeout and retry count: retry exceeded\n",
 				       qp->ibqp.qp_num);
@@ -196,12 +199,12 @@ static void op_conn_event(void *ctx, struct mroce_conn *c, int event, u32 arg)
 		if (peer->v4)
 			ibdev_warn_ratelimited(&peer->mdev->ibdev,
 					       "connection %u to %pI4 failed: %s\n",
-					       c->id, &peer->raddr.s6_addr32[3],
+					       mroce_conn_get_id(c), &peer->raddr.s6_addr32[3],
 					       mroce_strerror(arg));
 		else
 			ibdev_warn_ratelimited(&peer->mdev->ibdev,
 					       "connection %u to %pI6c failed: %s\n",
-					       c->id, &peer->raddr,
+					       mroce_conn_get_id(c), &peer->raddr,
 					       mroce_strerror(arg));
 	}
 	/*

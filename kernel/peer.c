@@ -486,11 +486,13 @@ static void peer_unhash(struct mroce_dev *mdev, struct mroce_peer *p)
 /* Can new streams use @p?  Not once its connection failed or closed. */
 static bool peer_usable(struct mroce_peer *p)
 {
+	enum mroce_conn_state state;
 	bool ok;
 
 	spin_lock_bh(&p->lock);
-	ok = !p->closed && p->conn->state != MROCE_CONN_FAILED &&
-	     p->conn->state != MROCE_CONN_CLOSED;
+	state = mroce_conn_get_state(p->conn);
+	ok = !p->closed && state != MROCE_CONN_FAILED &&
+	     state != MROCE_CONN_CLOSED;
 	spin_unlock_bh(&p->lock);
 	return ok;
 }

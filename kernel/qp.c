@@ -85,7 +85,7 @@ void mroce_qp_flush(struct mroce_qp *qp, struct mroce_batch *b)
 		return;
 	lockdep_assert_held(&qp->peer->lock);
 	qp->state = IB_QPS_ERR;
-	mroce_stream_flush(&qp->xs->st);
+	mroce_stream_flush(qp->st);
 	mroce_sq_flush(qp, b);
 	mroce_rq_flush(qp, b);
 	if (qp->srq)
@@ -107,7 +107,7 @@ static u32 rq_stride(u32 sge)
 
 static void qp_free_mem(struct mroce_qp *qp)
 {
-	kvfree(qp->xs);
+	kvfree(qp->st);
 	kvfree(qp->sq_shadow);
 	kvfree(qp->rcv);
 	mroce_queue_free(&qp->sq);
@@ -176,11 +176,10 @@ int mroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ibqp->qp_num = qpn;
 
 	err = -ENOMEM;
-	qp->xs = kvzalloc(sizeof(*qp->xs), GFP_KERNEL_ACCOUNT);
-	if (!qp->xs)
+	qp->st = kvzalloc(mroce_stream_size(), GFP_KERNEL_ACCOUNT);
+	if (!qp->st)
 		goto err_qpn;
-	qp->xs->qp = qp;
-	mroce_stream_init(&qp->xs->st, qpn);
+	mroce_stream_init(qp->st, qpn, qp);
 
 	err = mroce_queue_alloc(&qp->sq, udata, roundup_pow_of_two(send_wr),
 				sq_stride(send_sge, cap->max_inline_data),
@@ -322,16 +321,17 @@ static void store_attr(struct mroce_qp *qp, const struct ib_qp_attr *attr,
 /* Requester parameters the stream takes at RTS (and RTS -> RTS). */
 static void stream_requester(struct mroce_qp *qp)
 {
-	struct mroce_stream_params *prm = &qp->xs->st.prm;
+	struct mroce_stream_params prm = {};
 
-	prm->rnr_retry = qp->rnr_retry;
-	prm->retry_cnt = qp->retry_cnt;
+	prm.rnr_retry = qp->rnr_retry;
+	prm.retry_cnt = qp->retry_cnt;
 	/* bounds every work request: requester.c, stall_bound() */
-	prm->ack_timeout_ns = mroce_ib_timeout_ns(qp->timeout);
-	prm->max_rd_atomic = clamp_t(u8, qp->max_rd_atomic, 1,
-				     MROCE_MAX_RD_ATOMIC);
-	prm->rnr_delay_ns = (u64)rnr_timer_us[qp->min_rnr_timer] *
-			    NSEC_PER_USEC;
+	prm.ack_timeout_ns = mroce_ib_timeout_ns(qp->timeout);
+	prm.max_rd_atomic = clamp_t(u8, qp->max_rd_atomic, 1,
+				    MROCE_MAX_RD_ATOMIC);
+	prm.rnr_delay_ns = (u64)rnr_timer_us[qp->min_rnr_timer] *
+			   NSEC_PER_USEC;
+	mroce_stream_set_requester(qp->st, &prm);
 }
 
 /* INIT -> RTR: find or create the peer, attach the stream to it. */
@@ -365,7 +365,7 @@ static int qp_attach(struct mroce_qp *qp)
 	prm.min_rnr_ns = MROCE_MIN_RNR_NS;
 
 	mroce_peer_lock(peer, &b);
-	if (mroce_stream_attach(peer->conn, &qp->xs->st, qp->dest_qpn, &prm)) {
+	if (mroce_stream_attach(peer->conn, qp->st, qp->dest_qpn, &prm)) {
 		err = -EINVAL;
 	} else {
 		mroce_peer_attach(peer, qp);
@@ -384,15 +384,17 @@ static int qp_attach(struct mroce_qp *qp)
 static void qp_reset(struct mroce_qp *qp)
 {
 	struct mroce_peer *peer = qp->peer;
-	struct mroce_stream *st = &qp->xs->st;
+	struct mroce_stream *st = qp->st;
+	struct mroce_stream_stats ss;
 	struct mroce_batch b;
 	unsigned long flags;
 
 	if (peer) {
 		mroce_peer_lock(peer, &b);
 		mroce_stream_detach(st);
-		peer->rnr_sent += st->stats.rnr_sent;
-		peer->rnr_rcvd += st->stats.rnr_rcvd;
+		mroce_stream_get_stats(st, &ss);
+		peer->rnr_sent += ss.rnr_sent;
+		peer->rnr_rcvd += ss.rnr_rcvd;
 		mroce_peer_detach(peer, qp);
 		qp->state = IB_QPS_RESET;
 		mroce_peer_unlock(peer, &b);
@@ -413,7 +415,7 @@ static void qp_reset(struct mroce_qp *qp)
 	qp->rq_rsn = 0;
 	bitmap_zero(qp->rcv_used, MROCE_WINDOW);
 	spin_unlock(&qp->rq_plock);
-	mroce_stream_init(st, qp->ibqp.qp_num);
+	mroce_stream_init(st, qp->ibqp.qp_num, qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 }
 
@@ -471,12 +473,12 @@ static void qp_rehome_work(struct work_struct *work)
 		goto out;
 	}
 	mroce_peer_lock(old, &b);
-	mroce_stream_detach(&qp->xs->st);
+	mroce_stream_detach(qp->st);
 	mroce_peer_detach(old, qp);
 	mroce_peer_unlock(old, &b);
 	mroce_peer_put(old);
 	spin_lock_irqsave(&qp->lock, flags);
-	mroce_stream_init(&qp->xs->st, qp->ibqp.qp_num);
+	mroce_stream_init(qp->st, qp->ibqp.qp_num, qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	WRITE_ONCE(qp->rehome, false);
 	if (qp_attach(qp)) {
@@ -502,13 +504,13 @@ static void qp_move(struct mroce_qp *qp, enum ib_qp_state cur,
 		    enum ib_qp_state new)
 {
 	struct mroce_peer *peer = qp->peer;
-	struct mroce_stream *st = &qp->xs->st;
+	struct mroce_stream *st = qp->st;
 	struct mroce_batch b;
 
 	mroce_peer_lock(peer, &b);
 	if (cur == IB_QPS_RTR && new == IB_QPS_RTS)
 		mroce_stream_set_tx_start(st, qp->sq_psn);
-	if (st->state == MROCE_STREAM_ACTIVE)
+	if (mroce_stream_get_state(st) == MROCE_STREAM_ACTIVE)
 		stream_requester(qp);
 	/* the connection may have failed the QP meanwhile */
 	if (qp->state != IB_QPS_ERR) {
@@ -587,7 +589,7 @@ int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init)
 {
 	struct mroce_qp *qp = to_mqp(ibqp);
-	struct mroce_stream *st = &qp->xs->st;
+	struct mroce_stream *st = qp->st;
 
 	mutex_lock(&qp->mutex);
 	memset(attr, 0, sizeof(*attr));
@@ -609,7 +611,7 @@ int mroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->pkey_index = qp->pkey_index;
 	attr->en_sqd_async_notify = qp->sqd_notify;
 	attr->sq_draining = attr->qp_state == IB_QPS_SQD &&
-			    READ_ONCE(st->tx_una) != READ_ONCE(st->tx_end);
+			    mroce_stream_sq_outstanding(st);
 	attr->max_rd_atomic = qp->max_rd_atomic;
 	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
 	attr->min_rnr_timer = qp->min_rnr_timer;

@@ -15,9 +15,9 @@ static struct mroce_rcv *rcv_slot(struct mroce_qp *qp, u32 slot)
 	return (struct mroce_rcv *)(qp->rcv + (size_t)slot * qp->rcv_stride);
 }
 
-u8 mroce_wc_status(u8 wc)
+u8 mroce_wc_status(u8 err)
 {
-	switch (wc) {
+	switch (err) {
 	case MROCE_OK:
 		return IB_WC_SUCCESS;
 	case MROCE_ERR_RNR_RETRY:

@@ -212,7 +212,7 @@ static void sq_copy_in(struct mroce_qp *qp, struct mroce_swqe *w, u32 idx)
 /* Take new entries from the ring into the stream while it has room. */
 static void sq_take(struct mroce_qp *qp, struct mroce_batch *b)
 {
-	struct mroce_stream *st = &qp->xs->st;
+	struct mroce_stream *st = qp->st;
 	struct mroce_swqe *w;
 	struct mroce_msg m;
 	u32 prod;
@@ -236,7 +236,7 @@ static void sq_take(struct mroce_qp *qp, struct mroce_batch *b)
 			mroce_count(qp->mdev, MROCE_CNT_BAD_WQE);
 			qp->sq_bad = true;
 			qp->sq_bad_status = status;
-			if (st->tx_una == st->tx_end)
+			if (!mroce_stream_sq_outstanding(st))
 				sq_fail_bad(qp, b);
 			return;
 		}
@@ -250,7 +250,7 @@ static void sq_take(struct mroce_qp *qp, struct mroce_batch *b)
  */
 void mroce_sq_run(struct mroce_qp *qp, struct mroce_batch *b)
 {
-	struct mroce_stream *st = &qp->xs->st;
+	struct mroce_stream *st = qp->st;
 
 	lockdep_assert_held(&qp->peer->lock);
 	switch (qp->state) {
@@ -269,12 +269,12 @@ void mroce_sq_run(struct mroce_qp *qp, struct mroce_batch *b)
 	if (!qp->peer || READ_ONCE(qp->rehome))
 		return;
 	if (qp->sq_bad) {
-		if (st->tx_una == st->tx_end)
+		if (!mroce_stream_sq_outstanding(st))
 			sq_fail_bad(qp, b);
 		return;
 	}
 	if (qp->state == IB_QPS_SQD) {
-		if (qp->sqd_pending && st->tx_una == st->tx_end) {
+		if (qp->sqd_pending && !mroce_stream_sq_outstanding(st)) {
 			qp->sqd_pending = false;
 			mroce_qp_event(qp, MROCE_QPEV_SQ_DRAINED);
 		}

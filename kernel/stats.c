@@ -134,6 +134,8 @@ static void peer_sum(const struct mroce_peer *p, struct mroce_retired *r)
 {
 	const struct mroce_conn *c = p->conn;
 	const struct mroce_qp *qp;
+	struct mroce_stream_stats ss;
+	struct mroce_path_info pi;
 	unsigned int bkt;
 	struct mroce_conn_stats cs;
 	u32 i;
@@ -142,15 +144,16 @@ static void peer_sum(const struct mroce_peer *p, struct mroce_retired *r)
 
 	mroce_conn_get_stats(c, &cs);
 	conn_add(&r->conn, &cs);
-	for (i = 0; i < c->cfg.npaths; i++)
-		r->rx_dup_path += c->paths[i].stats.rx_dup;
+	for (i = 0; mroce_conn_get_path_info(c, i, &pi); i++)
+		r->rx_dup_path += pi.stats.rx_dup;
 	r->rnr_sent += p->rnr_sent;
 	r->rnr_rcvd += p->rnr_rcvd;
 	r->tx_zerocopy += p->tx_zerocopy;
 	r->tx_copied += p->tx_copied;
 	hash_for_each(p->qps, bkt, qp, peer_node) {
-		r->rnr_sent += qp->xs->st.stats.rnr_sent;
-		r->rnr_rcvd += qp->xs->st.stats.rnr_rcvd;
+		mroce_stream_get_stats(qp->st, &ss);
+		r->rnr_sent += ss.rnr_sent;
+		r->rnr_rcvd += ss.rnr_rcvd;
 	}
 }
 

@@ -537,7 +537,7 @@ void mroce_send_reset(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
 		      bool v4, const struct in6_addr *laddr,
 		      const struct in6_addr *raddr)
 {
-	u8 buf[MROCE_HDR_LEN + MROCE_RESET_EXT_LEN];
+	u8 buf[MROCE_RESET_LEN];
 	u32 n;
 
 	if (pkt->hdr.opcode == MROCE_OP_RESET)
@@ -561,7 +561,7 @@ void mroce_send_challenge(struct mroce_dev *mdev, const struct mroce_pkt *pkt,
 			  bool v4, const struct in6_addr *laddr,
 			  const struct in6_addr *raddr, u64 now)
 {
-	u8 buf[MROCE_HDR_LEN + MROCE_CHALLENGE_EXT_LEN];
+	u8 buf[MROCE_CHALLENGE_LEN];
 	u32 n;
 
 	if (!mroce_bucket_take(&mdev->challenge_tb, now)) {

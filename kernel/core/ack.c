@@ -25,7 +25,7 @@ static void ack_hint(struct mroce_conn *c, u32 hint, u64 now)
 	c->rate_hint = hint;
 	if (old == MROCE_RATE_NONE || hint <= old || c->pace_next_ns <= now)
 		return;
-	if (!mroce_conn_paced(c)) {
+	if (!mroce_hint_paced(c)) {
 		c->pace_next_ns = now;
 		return;
 	}

@@ -356,7 +356,7 @@ static void start_granted(struct mroce_conn *c, u32 grant, u64 now)
 	if (!grant || grant == MROCE_RATE_NONE)
 		return;
 	c->rate_hint = grant;
-	if (!mroce_conn_paced(c))
+	if (!mroce_hint_paced(c))
 		return;
 	gap = MROCE_MIN(mroce_pace_ns(c->tx_mss + MROCE_HDR_LEN, grant),
 			0x7fffffffull);
@@ -582,4 +582,142 @@ void mroce_orphan_nack(struct mroce_conn *c, const struct mroce_hdr *h)
 	e->attempt = h->attempt;
 out:
 	c->ack_now = 1;
+}
+
+bool mroce_conn_paced(const struct mroce_conn *c)
+{
+	return mroce_hint_paced(c);
+}
+
+u32 mroce_conn_get_id(const struct mroce_conn *c)
+{
+	return c->id;
+}
+
+enum mroce_conn_state mroce_conn_get_state(const struct mroce_conn *c)
+{
+	return (enum mroce_conn_state)c->state;
+}
+
+u32 mroce_conn_get_fail_reason(const struct mroce_conn *c)
+{
+	return c->fail_reason;
+}
+
+u64 mroce_conn_get_rx_data_bytes(const struct mroce_conn *c)
+{
+	return c->rx_data_bytes;
+}
+
+struct mroce_share *mroce_conn_get_share(const struct mroce_conn *c)
+{
+	return c->share;
+}
+
+void mroce_conn_get_info(const struct mroce_conn *c, struct mroce_conn_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = c->id;
+	out->peer_id = c->peer_id;
+	out->state = c->state;
+	out->paced = c->paced;
+	out->hint_paced = mroce_hint_paced(c);
+	out->sched = !mroce_list_empty(&c->sched);
+	out->waitq = !mroce_list_empty(&c->waitq);
+	out->pollq = !mroce_list_empty(&c->pollq);
+	out->ackq = !mroce_list_empty(&c->ackq);
+	out->fail_reason = c->fail_reason;
+	out->npaths = c->npaths;
+	out->tx_mss = c->tx_mss;
+	out->inflight = c->inflight;
+	out->cwnd = c->cc.cwnd;
+	out->rate_hint = c->rate_hint;
+	out->rx_hint = c->rx_hint;
+	out->tx_dsn_nxt = c->tx_dsn_nxt;
+	out->tx_dsn_una = c->tx_dsn_una;
+	out->tx_dsn_window = c->tx_dsn_window;
+	out->rx_dsn_base = c->rx_dsn_base;
+	out->retx_head = c->retx_head;
+	out->retx_tail = c->retx_tail;
+	out->ack_at = c->ack_at;
+	out->pace_next_ns = c->pace_next_ns;
+}
+
+bool mroce_conn_get_path_info(const struct mroce_conn *c, u32 i,
+			  struct mroce_path_info *out)
+{
+	const struct mroce_path *p;
+
+	if (i >= c->cfg.npaths)
+		return false;
+	p = &c->paths[i];
+	memset(out, 0, sizeof(*out));
+	out->id = p->id;
+	out->sport = p->sport;
+	out->state = p->state;
+	out->cwnd = p->cc.cwnd;
+	out->alpha = p->cc.alpha;
+	out->inflight = p->inflight;
+	out->srtt_ns = p->rtt.srtt;
+	out->rttvar_ns = p->rtt.rttvar;
+	out->min_rtt_ns = p->rtt.min_rtt;
+	out->rto_ns = p->rtt.rto;
+	out->reo_ns = p->reo_ns;
+	out->stats = p->stats;
+	return true;
+}
+
+/*
+ * A sender's first six lines of a path (state, rtt, sequence numbers,
+ * outstanding bits, rack, cc); a receiver reads the two from rcv_cum.
+ */
+#define PATH_SEND_LINES	6
+#define PATH_RECV_OFF	(offsetof(struct mroce_path, rcv_cum) / 64 * 64)
+/* The leading lines most calls touch: hot fields and the timer cache. */
+#define CONN_HOT_LINES	6
+
+static inline void prefetch_lines(const void *p, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		mroce_prefetch((const char *)p + 64 * i);
+}
+
+u32 mroce_conn_prefetch_rx(const struct mroce_conn *c, u32 npaths,
+			   const void *buf, u32 len)
+{
+	const struct mroce_txent *ring;
+	struct mroce_wire_peek pk;
+	u32 i, cum;
+	u16 ap;
+
+	if (!mroce_wire_peek(buf, len, &pk))
+		return 0;
+	prefetch_lines(c, CONN_HOT_LINES);
+	mroce_prefetch(&c->stats);
+	if (pk.path < npaths)
+		prefetch_lines(&c->paths[pk.path], 2);
+	if (pk.opcode == MROCE_OP_ACK) {
+		/* the ring entries of their newest acknowledged packets */
+		ring = (const struct mroce_txent *)&c->paths[npaths];
+		for (i = 0; i < pk.ack_paths &&
+		     mroce_wire_peek_ack_path(buf, len, i, &ap, &cum); i++) {
+			if (ap >= npaths)
+				continue;
+			prefetch_lines(&c->paths[ap], PATH_SEND_LINES);
+			mroce_prefetch(&ring[((cum - 1) % MROCE_PATH_WINDOW) *
+					     npaths + ap]);
+			mroce_prefetch(&ring[((cum - 2) % MROCE_PATH_WINDOW) *
+					     npaths + ap]);
+		}
+		return 0;
+	}
+	if (!mroce_op_sequenced(pk.opcode))
+		return 0;
+	if (pk.path < npaths)
+		prefetch_lines((const char *)&c->paths[pk.path] + PATH_RECV_OFF,
+			       2);
+	mroce_prefetch(&c->rx_dsn_bits[(pk.dsn & (MROCE_DSN_WINDOW - 1)) / 64]);
+	return pk.dst_stream;
 }

@@ -22,29 +22,12 @@
 extern "C" {
 #endif
 
-struct mroce_key {
-	u64 k0, k1;
-};
 
 /* SipHash-2-4 of @len bytes at @data. */
 u64 mroce_siphash(const struct mroce_key *key, const void *data, u32 len);
 
 #define MROCE_COOKIE_EPOCH_SHIFT	36	/* ns: about 69 s */
 
-/*
- * Does CONNECT @pkt, received from @addr (16 bytes; IPv4 as v4-mapped
- * IPv6) at @now, echo a cookie this endpoint gave that address?
- */
-bool mroce_cookie_valid(const struct mroce_key *key, const u8 *addr,
-			const struct mroce_pkt *pkt, u64 now);
-
-/*
- * Write to @buf the CHALLENGE that gives the opener of CONNECT @pkt from
- * @addr its cookie; returns its length (MROCE_HDR_LEN +
- * MROCE_CHALLENGE_EXT_LEN).
- */
-u32 mroce_cookie_challenge(const struct mroce_key *key, const u8 *addr,
-			   const struct mroce_pkt *pkt, u64 now, void *buf);
 
 #ifdef __cplusplus
 }

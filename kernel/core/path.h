@@ -26,14 +26,6 @@ struct mroce_stream;
 /* Tail-loss probes a silent path sends (backing off) before its RTO. */
 #define MROCE_TLP_MAX		3
 
-enum mroce_path_state {
-	MROCE_PATH_ACTIVE,	/* carries data */
-	MROCE_PATH_SUSPECT,	/* timed out once: one packet at a time */
-	MROCE_PATH_FAILED,	/* declared dead; a new source port is chosen */
-	MROCE_PATH_PROBING,	/* new or revived route: probes only */
-};
-
-extern const char *const mroce_path_state_names[4];
 
 /* What an in-flight packet carried, so it can be rebuilt if lost. */
 enum mroce_txent_kind {
@@ -91,24 +83,6 @@ struct mroce_rtt {
 	u32 samples;
 };
 
-struct mroce_path_stats {
-	u64 tx_pkts;
-	u64 tx_bytes;
-	u64 retx_pkts;		/* retransmissions sent on this path */
-	u64 lost_pkts;		/* packets of this path declared lost */
-	u64 spurious;		/* declared lost, then acknowledged */
-	u64 acked_pkts;
-	u64 acked_bytes;
-	u64 ce_pkts;		/* CE marks the peer reported */
-	u64 rtos;
-	u64 tlps;
-	u64 replaced;		/* source port changes */
-	u64 probes;
-	u64 rx_pkts;		/* receiver half */
-	u64 rx_dup;
-	u64 rx_late;		/* psn below the cumulative point */
-	u64 rx_ce;
-};
 
 /* Given-up psns a path remembers to notice reordering (struct mroce_path). */
 #define MROCE_GONE_MAX		16

@@ -18,6 +18,7 @@
 #include <linux/bitops.h>
 #include <linux/math64.h>
 #include <linux/compiler.h>
+#include <linux/prefetch.h>
 #include <asm/unaligned.h>
 
 #define MROCE_WARN_ON(cond)	WARN_ON_ONCE(cond)
@@ -131,6 +132,24 @@ static inline void mroce_put_be64(u64 v, void *p)
 }
 #endif
 #endif /* __KERNEL__ */
+
+/*
+ * A field an accessor may be asked for outside the caller's serialisation
+ * (a verbs query does not wait for traffic): read once, whole, without
+ * letting the compiler re-read or tear it.
+ */
+#ifdef __KERNEL__
+#define MROCE_READ_ONCE(x)	READ_ONCE(x)
+#else
+#define MROCE_READ_ONCE(x)	__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#endif
+
+/* A hint that @p will be read soon (mroce_conn_prefetch_rx()). */
+#ifdef __KERNEL__
+#define mroce_prefetch(p)	prefetch(p)
+#else
+#define mroce_prefetch(p)	__builtin_prefetch(p)
+#endif
 
 #define mroce_ctz64(x)		((unsigned int)__builtin_ctzll(x))
 #define mroce_clz64(x)		((unsigned int)__builtin_clzll(x))

@@ -187,3 +187,38 @@ void mroce_share_resume(struct mroce_share *s, u64 now)
 		c->share_prev = c->rx_data_bytes;
 	}
 }
+
+size_t mroce_share_size(void)
+{
+	return sizeof(struct mroce_share);
+}
+
+u64 mroce_share_deadline(const struct mroce_share *s)
+{
+	return s->epoch_start + s->epoch_ns;
+}
+
+bool mroce_share_wants_epochs(const struct mroce_share *s)
+{
+	return s->capacity && s->nmembers > 1;
+}
+
+void mroce_share_set_inbound(struct mroce_share *s, u64 capacity)
+{
+	s->capacity = capacity;
+}
+
+void mroce_share_set_epoch(struct mroce_share *s, u64 epoch_ns)
+{
+	s->epoch_ns = epoch_ns;
+}
+
+void mroce_share_set_grants(struct mroce_share *s, bool grants)
+{
+	s->grants = grants;
+}
+
+u32 mroce_share_get_nactive(const struct mroce_share *s)
+{
+	return s->nactive;
+}

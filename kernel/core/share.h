@@ -35,10 +35,6 @@ struct mroce_share {
 	struct mroce_list conns;
 };
 
-void mroce_share_init(struct mroce_share *s, u64 capacity, u64 epoch_ns,
-		      u64 now);
-void mroce_share_join(struct mroce_share *s, struct mroce_conn *c);
-void mroce_share_leave(struct mroce_conn *c);
 
 /*
  * A member received data.  A sender new in this epoch, beyond the number
@@ -102,42 +98,6 @@ static inline u32 mroce_share_hint(const struct mroce_share *s)
 	cut = ((u64)s->hint * s->ce_frac) >> 11;
 	return s->hint - (u32)cut;
 }
-
-/* When the current epoch ends (the caller's timer). */
-static inline u64 mroce_share_deadline(const struct mroce_share *s)
-{
-	return s->epoch_start + s->epoch_ns;
-}
-
-/*
- * Close the epoch: measure every member's inbound rate, water-fill the
- * capacity, store each member's hint.  Members' counters are only read
- * (each is written by its own connection), so the caller need only keep
- * the member list stable.
- */
-void mroce_share_epoch(struct mroce_share *s, u64 now);
-
-/*
- * Epochs are needed only while two or more connections share the
- * capacity: a lone member's share is all of it, and a second member's
- * first data lowers the hint at once (mroce_share_rx).  Every epoch is a
- * timer interrupt on a host that may be busy polling, so the caller stops
- * its epoch timer while this is false, after mroce_share_pause(), and
- * calls mroce_share_resume() when it starts the timer again.
- */
-static inline bool mroce_share_wants_epochs(const struct mroce_share *s)
-{
-	return s->capacity && s->nmembers > 1;
-}
-
-/*
- * Forget the last epoch's split: the hint is no limit until a member's
- * next data, which counts as a new sender and brings the whole capacity.
- */
-void mroce_share_pause(struct mroce_share *s);
-
-/* Epochs start again at @now; rates are measured from here on. */
-void mroce_share_resume(struct mroce_share *s, u64 now);
 
 #ifdef __cplusplus
 }

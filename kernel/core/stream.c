@@ -8,15 +8,16 @@
  */
 #include "internal.h"
 
-void mroce_stream_init(struct mroce_stream *st, u32 id)
+void mroce_stream_init(struct mroce_stream *st, u32 id, void *ctx)
 {
 	memset(st, 0, sizeof(*st));
-	mroce_stream_init_zeroed(st, id);
+	mroce_stream_init_zeroed(st, id, ctx);
 }
 
-void mroce_stream_init_zeroed(struct mroce_stream *st, u32 id)
+void mroce_stream_init_zeroed(struct mroce_stream *st, u32 id, void *ctx)
 {
 	st->id = id & MROCE_STREAM_MASK;
+	st->ctx = ctx;
 	st->state = MROCE_STREAM_IDLE;
 	mroce_list_init(&st->node);
 	mroce_list_init(&st->sched);
@@ -143,4 +144,136 @@ void mroce_stream_detach(struct mroce_stream *st)
 		mroce_list_del(&st->pollq);
 	st->conn = NULL;
 	st->state = MROCE_STREAM_IDLE;
+}
+
+size_t mroce_stream_size(void)
+{
+	return sizeof(struct mroce_stream);
+}
+
+bool mroce_stream_pristine(const struct mroce_stream *st)
+{
+	return !st->touched;
+}
+
+bool mroce_stream_can_post(const struct mroce_stream *st)
+{
+	return st->tx_end - st->tx_una < MROCE_STREAM_WINDOW;
+}
+
+void *mroce_stream_get_ctx(const struct mroce_stream *st)
+{
+	return st->ctx;
+}
+
+u32 mroce_stream_get_id(const struct mroce_stream *st)
+{
+	return st->id;
+}
+
+enum mroce_stream_state mroce_stream_get_state(const struct mroce_stream *st)
+{
+	return (enum mroce_stream_state)st->state;
+}
+
+struct mroce_conn *mroce_stream_get_conn(const struct mroce_stream *st)
+{
+	return st->conn;
+}
+
+u32 mroce_stream_sq_outstanding(const struct mroce_stream *st)
+{
+	return MROCE_READ_ONCE(st->tx_end) - MROCE_READ_ONCE(st->tx_una);
+}
+
+void mroce_stream_get_stats(const struct mroce_stream *st,
+			struct mroce_stream_stats *out)
+{
+	*out = st->stats;
+}
+
+void mroce_stream_set_requester(struct mroce_stream *st,
+				const struct mroce_stream_params *prm)
+{
+	st->prm.rnr_retry = prm->rnr_retry;
+	st->prm.retry_cnt = prm->retry_cnt;
+	st->prm.ack_timeout_ns = prm->ack_timeout_ns;
+	st->prm.max_rd_atomic = prm->max_rd_atomic;
+	st->prm.rnr_delay_ns = prm->rnr_delay_ns;
+}
+
+void mroce_stream_get_info(const struct mroce_stream *st,
+		       struct mroce_stream_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = st->id;
+	out->peer = st->peer;
+	out->state = st->state;
+	out->failing = st->failing;
+	out->resp_head = st->resp_head;
+	out->resp_count = st->resp_count;
+	out->sched = !mroce_list_empty(&st->sched);
+	out->waiting = !mroce_list_empty(&st->waitq);
+	out->polling = !mroce_list_empty(&st->pollq);
+	out->rnr_slots = st->rnr_slots;
+	out->tx_una = st->tx_una;
+	out->tx_next = st->tx_next;
+	out->tx_end = st->tx_end;
+	out->rd_inflight = st->rd_inflight;
+	out->frontier = st->frontier;
+	out->rx_next = st->rx_next;
+	out->poll_at = st->poll_at;
+	out->wake_at = st->wake_at;
+	out->stats = st->stats;
+}
+
+bool mroce_stream_get_txmsg_info(const struct mroce_stream *st, u32 msn,
+			     struct mroce_txmsg_info *out)
+{
+	const struct mroce_txmsg *t = &st->tx[msn % MROCE_STREAM_WINDOW];
+
+	if (msn - st->tx_una >= st->tx_end - st->tx_una)
+		return false;
+	out->msn = t->msn;
+	out->len = t->m.len;
+	out->sent = t->sent;
+	out->acked = t->acked;
+	out->resp = t->resp;
+	out->resend_at = t->resend_at;
+	out->op = t->m.op;
+	out->state = t->state;
+	out->acked_last = t->acked_last;
+	out->attempt = t->attempt;
+	out->rnr_left = t->rnr_left;
+	out->retry_left = t->retry_left;
+	return true;
+}
+
+bool mroce_stream_get_rxmsg_info(const struct mroce_stream *st, u32 msn,
+			     struct mroce_rxmsg_info *out)
+{
+	const struct mroce_rxmsg *r = &st->rx[msn % MROCE_STREAM_WINDOW];
+
+	if (r->state == MROCE_RXM_FREE)
+		return false;
+	out->msn = r->msn;
+	out->total = r->total;
+	out->got = r->got;
+	out->op = r->op;
+	out->state = r->state;
+	out->attempt = r->attempt;
+	out->claimed = r->claimed;
+	out->status = r->status;
+	return true;
+}
+
+void mroce_stream_prefetch_rx(const struct mroce_stream *st, const void *buf,
+			      u32 len)
+{
+	struct mroce_wire_peek pk;
+
+	mroce_prefetch(st);
+	mroce_prefetch((const char *)st + 64);
+	if (mroce_wire_peek(buf, len, &pk))
+		mroce_prefetch(&st->rx[pk.msn % MROCE_STREAM_WINDOW]);
 }

@@ -26,23 +26,6 @@ struct mroce_conn;
 
 /* ---- requester (requester.c): the messages posted, their completion ---- */
 
-/* Message flags (struct mroce_msg.flags). */
-#define MROCE_MSG_FENCE		0x01	/* wait for earlier READ/ATOMICs */
-#define MROCE_MSG_SOLICITED	0x02
-
-/* A work request as the glue posts it. */
-struct mroce_msg {
-	u64 cookie;	/* glue's handle, returned in the completion */
-	u64 va;		/* WRITE*, READ, atomics: remote address */
-	u64 swap_add;	/* CMP_SWAP swap / FETCH_ADD addend */
-	u64 compare;	/* CMP_SWAP */
-	u32 rkey;
-	u32 len;	/* bytes; READ: bytes to read; atomics: 8 */
-	u32 imm;
-	u8 op;		/* MROCE_OP_WRITE … MROCE_OP_FETCH_ADD */
-	u8 flags;
-};
-
 enum mroce_txmsg_state {
 	MROCE_TXM_FREE,
 	MROCE_TXM_SENDING,	/* packets left to send */
@@ -113,50 +96,9 @@ struct mroce_resp {
 
 /* ---- the stream as a whole ---- */
 
-struct mroce_stream_params {
-	u32 mss;		/* payload per packet: the QP's path MTU */
-	u32 tx_msn;		/* first msn we send (verbs sq_psn) */
-	u32 rx_msn;		/* first msn we expect (verbs rq_psn) */
-	u8 max_rd_atomic;	/* READ/ATOMICs we may have outstanding */
-	u8 rnr_retry;		/* 7 = forever */
-	u8 retry_cnt;
-	u8 srq;			/* receives come from a shared queue */
-	u64 rnr_delay_ns;	/* back-off we ask of a peer we refuse */
-	u64 min_rnr_ns;		/* floor for our own RNR back-off */
-	/*
-	 * Local ACK timeout T (verbs: mroce_ib_timeout_ns(timeout)); 0:
-	 * infinite.  The oldest incomplete message fails with retry
-	 * exceeded after T * (retry_cnt + 1) without progress (requester.c,
-	 * stall_bound()).
-	 */
-	u64 ack_timeout_ns;
-};
-
-/* The verbs local ACK timeout attribute in ns: 4.096 us * 2^timeout. */
-static inline u64 mroce_ib_timeout_ns(u8 timeout)
-{
-	return timeout ? 4096ull << (timeout & 31) : 0;
-}
-
-enum mroce_stream_state {
-	MROCE_STREAM_IDLE,	/* not attached to a connection */
-	MROCE_STREAM_ACTIVE,
-	MROCE_STREAM_ERROR,	/* fatal error; only flush remains */
-};
-
-struct mroce_stream_stats {
-	u64 tx_msgs;
-	u64 rx_msgs;
-	u64 rnr_sent;		/* NACKs for want of a receive */
-	u64 rnr_rcvd;
-	u64 rx_stale;		/* packets of completed messages or old tries */
-	u64 rx_window;		/* dropped: beyond the message window */
-	u64 polls;
-	u64 stalls;		/* messages failed for want of progress */
-};
-
 struct mroce_stream {
 	struct mroce_conn *conn;
+	void *ctx;		/* the caller's (mroce_stream_init()) */
 	u32 id;			/* local stream id (our QPN) */
 	u32 peer;		/* the peer's stream id (its QPN) */
 	u8 state;
@@ -215,64 +157,6 @@ static inline struct mroce_rxmsg *mroce_rxmsg(struct mroce_stream *st,
 {
 	return &st->rx[msn % MROCE_STREAM_WINDOW];
 }
-
-/* Zero @st and give it its local id.  Not yet attached to a connection. */
-void mroce_stream_init(struct mroce_stream *st, u32 id);
-
-/*
- * The same for @st in memory the caller knows to be zeroed (calloc, fresh
- * pages): the message windows (~41 KB) are not written, so their pages are
- * touched only as messages use them.
- */
-void mroce_stream_init_zeroed(struct mroce_stream *st, u32 id);
-
-/*
- * Attach @st to @conn, talking to the peer's stream @peer (verbs: the QP
- * reached RTR).  Packets may flow once the connection is established.
- */
-int mroce_stream_attach(struct mroce_conn *conn, struct mroce_stream *st,
-			u32 peer, const struct mroce_stream_params *prm);
-
-/*
- * Set the first msn we send (verbs: sq_psn, known at RTS, after attach at
- * RTR).  Only before anything was posted; MROCE_ERR_INVAL otherwise.
- */
-int mroce_stream_set_tx_start(struct mroce_stream *st, u32 msn);
-
-/*
- * Nothing was ever posted to it and no packet came for it: it can move to
- * another connection of the same peer as if it had been attached there.
- */
-static inline bool mroce_stream_pristine(const struct mroce_stream *st)
-{
-	return !st->touched;
-}
-
-/*
- * Post one message.  Returns 0, MROCE_ERR_AGAIN when the message window is
- * full (post again after a completion), or MROCE_ERR_INVAL.
- */
-int mroce_stream_post(struct mroce_stream *st, const struct mroce_msg *m,
-		      u64 now);
-
-/* Room for another message? */
-static inline bool mroce_stream_can_post(const struct mroce_stream *st)
-{
-	return st->tx_end - st->tx_una < MROCE_STREAM_WINDOW;
-}
-
-/*
- * Error path (verbs: QP moved to ERR): report every outstanding send as
- * MROCE_ERR_FLUSH in order, and every claimed, incomplete receive likewise;
- * forget what is in flight.  The stream stays attached until detach.
- */
-void mroce_stream_flush(struct mroce_stream *st);
-
-/* Detach from the connection; drops everything in flight for it. */
-void mroce_stream_detach(struct mroce_stream *st);
-
-#define MROCE_ERR_AGAIN	(-11)
-#define MROCE_ERR_INVAL	(-22)
 
 #ifdef __cplusplus
 }

@@ -244,7 +244,7 @@ static void pace(struct mroce_conn *c, u32 len, u64 now)
 {
 	u64 burst, start;
 
-	if (!mroce_conn_paced(c))
+	if (!mroce_hint_paced(c))
 		return;
 	burst = mroce_pace_ns(c->pace_late_ok ? c->cfg.pace_burst :
 			      c->tx_mss + MROCE_HDR_LEN, c->rate_hint);
@@ -315,6 +315,7 @@ static void emit_data(struct mroce_conn *c, struct mroce_path *p,
 		pkt.hdr.flags |= MROCE_F_RETX | MROCE_F_ACK_REQ;
 		p->stats.retx_pkts++;
 		c->stats.tx_retx++;
+		tx->retx = 1;
 	}
 	/*
 	 * New data leaving an idle connection starts the dead clock; a
@@ -386,7 +387,7 @@ static enum mroce_poll poll_data(struct mroce_conn *c, u64 now, void *buf,
 	struct mroce_path *p;
 
 	c->paced = 0;
-	if (mroce_conn_paced(c) &&
+	if (mroce_hint_paced(c) &&
 	    c->pace_next_ns > now + c->cfg.pace_slack_ns &&
 	    (c->retx_head != c->retx_tail || !mroce_list_empty(&c->sched))) {
 		c->stats.pace_waits++;

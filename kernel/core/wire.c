@@ -7,6 +7,16 @@
  */
 #include "wire.h"
 
+/* mroce.h states these sizes without the layout. */
+#define SIZE_IS(what, len)	_Static_assert((what) == (len), #what)
+SIZE_IS(MROCE_MAX_HDR_LEN, MROCE_HDR_LEN + MROCE_MAX_EXT_LEN);
+SIZE_IS(MROCE_RESET_LEN, MROCE_HDR_LEN + MROCE_RESET_EXT_LEN);
+SIZE_IS(MROCE_CHALLENGE_LEN, MROCE_HDR_LEN + MROCE_CHALLENGE_EXT_LEN);
+SIZE_IS(MROCE_ACK_LEN(2, 3), MROCE_HDR_LEN + MROCE_ACK_EXT_LEN +
+	2 * MROCE_ACK_PATH_LEN + 3 * MROCE_ACK_STREAM_LEN);
+SIZE_IS(MROCE_TX_BUF_MIN,
+	MROCE_MAX_HDR_LEN + MROCE_ACK_PATH_LEN + MROCE_ACK_STREAM_LEN);
+
 int mroce_wire_ext_len(u8 opcode)
 {
 	switch (opcode) {
@@ -579,3 +589,39 @@ _Static_assert(MROCE_ERR_NO_STREAM - MROCE_ERR_RNR + 1 == MROCE_NACK_MAX &&
 _Static_assert(MROCE_ERR_PEER_REFUSED - MROCE_ERR_PEER_UNKNOWN ==
 	       MROCE_RESET_VERSION - MROCE_RESET_UNKNOWN_CONN,
 	       "RESET reasons out of step with enum mroce_err");
+u32 mroce_wire_dst_conn(const void *buf, u32 len)
+{
+	return len < MROCE_HDR_LEN ? 0 : mroce_get_be32((const u8 *)buf + 4);
+}
+
+bool mroce_wire_peek(const void *buf, u32 len, struct mroce_wire_peek *pk)
+{
+	const u8 *b = (const u8 *)buf;
+
+	if (len < MROCE_HDR_LEN)
+		return false;
+	pk->opcode = b[1];
+	pk->path = mroce_get_be16(b + 12);
+	pk->dst_stream = mroce_get_be32(b + 24) & MROCE_STREAM_MASK;
+	pk->msn = mroce_get_be32(b + 32);
+	pk->dsn = mroce_get_be32(b + 36);
+	pk->ack_paths = 0;
+	if (pk->opcode == MROCE_OP_ACK &&
+	    len >= MROCE_HDR_LEN + MROCE_ACK_EXT_LEN)
+		pk->ack_paths = b[MROCE_HDR_LEN + 4];
+	return true;
+}
+
+bool mroce_wire_peek_ack_path(const void *buf, u32 len, u32 i, u16 *path,
+			      u32 *cum_psn)
+{
+	const u32 off = MROCE_HDR_LEN + MROCE_ACK_EXT_LEN +
+			i * MROCE_ACK_PATH_LEN;
+	const u8 *e = (const u8 *)buf + off;
+
+	if (off + MROCE_ACK_PATH_LEN > len)
+		return false;
+	*path = mroce_get_be16(e);
+	*cum_psn = mroce_get_be32(e + 4);
+	return true;
+}

@@ -484,7 +484,7 @@ World::World(Input &in) {
     uint32_t id = 2 + 2 * i;
     q->peer = id - 1;
     q->srq = i ? true : (b0 & 0x10) != 0;
-    mroce_stream_init(&q->st, id);
+    mroce_stream_init(&q->st, id, q.get());
     mroce_stream_params prm{};
     prm.mss = i ? cfg.mss / 2 : cfg.mss;
     prm.tx_msn = 0x20000 + id;

@@ -223,7 +223,7 @@ Endpoint::~Endpoint() {
 Qp &Endpoint::add_qp(uint32_t id) {
   auto q = std::make_unique<Qp>();
   q->ep = this;
-  mroce_stream_init(&q->st, id);
+  mroce_stream_init(&q->st, id, q.get());
   owner()[&q->st] = q.get();
   Qp &ref = *q;
   qps[id] = std::move(q);

@@ -154,7 +154,7 @@ struct Endpoint {
     drain();
     if (c->state != MROCE_CONN_ESTABLISHED) fail("handshake");
 
-    mroce_stream_init(st.get(), kStream);
+    mroce_stream_init(st.get(), kStream, nullptr);
     mroce_stream_params prm{};
     prm.mss = kMss;
     prm.max_rd_atomic = 16;

@@ -33,17 +33,13 @@ constexpr uint32_t kRkey = 1;
 constexpr uint32_t kWireOverhead = 66;
 // A Conn takes the line before its core connection in the arena.
 constexpr size_t kConnHead = 64;
-// The leading lines of struct mroce_conn that most core calls touch (its
-// hot fields and the timer cache, conn.h).
+// The leading lines of a connection that most core calls touch (its hot
+// fields and the timer cache; mroce_conn_prefetch_rx() fetches the same).
 constexpr unsigned kConnHotLines = 6;
 // Connections and streams of all hosts beyond which the fabric is asked for
 // prefetch hints: ~190 connections of 8 paths (the 32-host all-to-all has
 // 992, 172 MB; a 16-host ring all-reduce 32, 5.6 MB).
 constexpr size_t kPrefetchArenaBytes = size_t{32} << 20;
-// struct mroce_path: a sender reads its first six lines (state, rtt,
-// sequence numbers, outstanding bits, rack, cc), a receiver the last two.
-constexpr unsigned kPathSendLines = 6;
-constexpr size_t kPathRecvOffset = offsetof(mroce_path, rcv_cum) / 64 * 64;
 
 [[noreturn]] void fatal(const char *what) {
   std::fprintf(stderr, "metaroce-sim: metaroce adapter: %s\n", what);
@@ -114,7 +110,7 @@ mroce_stream *op_lookup(void *ctx, mroce_conn *, u32 id) {
 
 MetaRoceTransport::Stream *stream_of(void *ctx, mroce_stream *st) {
   Conn *k = conn_of(ctx);
-  MetaRoceTransport::Stream *s = k->owner->stream_by_id(st->id);
+  MetaRoceTransport::Stream *s = k->owner->stream_by_id(mroce_stream_get_id(st));
   if (!s || s->st != st || s->conn != k)
     fatal("core handed back a stream that is not ours");
   return s;
@@ -243,13 +239,14 @@ MetaRoceTransport::MetaRoceTransport(TransportEnv &env, const MetaRoceParams &pa
     cfg_.dupthresh = params.dupthresh;
   if (params.health_epoch)
     cfg_.epoch_ns = params.health_epoch / kNs;
-  mroce_share_init(&share_, share_capacity(), std::max<uint64_t>(params.share_epoch / kNs, 1), 0);
-  share_.grants = params.grants;
+  share_ = static_cast<mroce_share *>(dir_->mem.alloc(mroce_share_size()));
+  mroce_share_init(share_, share_capacity(), std::max<uint64_t>(params.share_epoch / kNs, 1), 0);
+  mroce_share_set_grants(share_, params.grants);
 }
 
 MetaRoceTransport::~MetaRoceTransport() {
   for (Conn *k : conns_)
-    if (k->c->share)
+    if (mroce_conn_get_share(k->c))
       mroce_share_leave(k->c);
 }
 
@@ -268,7 +265,7 @@ MetaRoceTransport::Conn *MetaRoceTransport::create_conn(uint32_t peer) {
   if (mroce_conn_init(k->c, &cfg_, &kOps, k, id, nonce, seed, now_ns()))
     fatal("mroce_conn_init refused the configuration");
   if (params_.share_epoch)
-    mroce_share_join(&share_, k->c);
+    mroce_share_join(share_, k->c);
   conn_by_peer_[peer] = k;
   conns_.push_back(k);
   // Beyond the caches, prefetching the next events' state pays; within,
@@ -296,11 +293,11 @@ MetaRoceTransport::Stream *MetaRoceTransport::create_stream(uint32_t peer, uint3
   // Zeroed memory: the core writes only the stream's header, so the pages
   // of its message windows are touched only by the messages it carries.
   auto s = std::make_unique<Stream>();
-  s->st = static_cast<mroce_stream *>(dir_->mem.alloc(sizeof(mroce_stream)));
+  s->st = static_cast<mroce_stream *>(dir_->mem.alloc(mroce_stream_size()));
   const auto id = static_cast<uint32_t>(streams_.size() + 1);
   if (id > MROCE_STREAM_MASK)
     fatal("out of stream ids");
-  mroce_stream_init_zeroed(s->st, id);
+  mroce_stream_init_zeroed(s->st, id, s.get());
   s->conn = conn_by_peer_[peer];
   s->peer = peer;
   s->flow = flow;
@@ -324,8 +321,10 @@ MetaRoceTransport::Stream *MetaRoceTransport::stream_to(uint32_t peer, uint32_t 
   // other's rq_psn.
   mroce_stream_params a{};
   a.mss = params_.mtu;
-  a.tx_msn = 0x100000 + mine->st->id;
-  a.rx_msn = 0x200000 + theirs->st->id;
+  const uint32_t mine_id = mroce_stream_get_id(mine->st);
+  const uint32_t theirs_id = mroce_stream_get_id(theirs->st);
+  a.tx_msn = 0x100000 + mine_id;
+  a.rx_msn = 0x200000 + theirs_id;
   a.max_rd_atomic = 16;
   a.rnr_retry = 7;
   a.retry_cnt = 7;
@@ -336,8 +335,8 @@ MetaRoceTransport::Stream *MetaRoceTransport::stream_to(uint32_t peer, uint32_t 
   b.rx_msn = a.tx_msn;
   {
     CoreCall call(dir_);
-    if (mroce_stream_attach(mine->conn->c, mine->st, theirs->st->id, &a) ||
-        mroce_stream_attach(theirs->conn->c, theirs->st, mine->st->id, &b))
+    if (mroce_stream_attach(mine->conn->c, mine->st, theirs_id, &a) ||
+        mroce_stream_attach(theirs->conn->c, theirs->st, mine_id, &b))
       fatal("mroce_stream_attach failed");
   }
   return mine;
@@ -489,29 +488,34 @@ void MetaRoceTransport::arm(Conn *k, bool timer_ran) {
   if (k->armed_ns && k->armed_ns <= at && k->armed_ns > now)
     return;
   k->armed_ns = at;
-  env_.set_timer(at * kNs, static_cast<uint64_t>(k->c->id - 1));
+  env_.set_timer(at * kNs, static_cast<uint64_t>(mroce_conn_get_id(k->c) - 1));
 }
 
 SenderState MetaRoceTransport::sender_state(const mroce_conn &c) const {
   SenderState s;
-  const uint32_t mss = c.tx_mss ? c.tx_mss : params_.mtu;
-  if (c.rate_hint != MROCE_RATE_NONE)
-    s.hint = c.rate_hint;
+  mroce_conn_info ci;
+  mroce_conn_get_info(&c, &ci);
+  const uint32_t mss = ci.tx_mss ? ci.tx_mss : params_.mtu;
+  if (ci.rate_hint != MROCE_RATE_NONE)
+    s.hint = ci.rate_hint;
   // The pacer spaces packets by (payload + MROCE_HDR_LEN) / hint (tx.c),
   // unless the hint is at or above cfg.line_rate.
-  if (mroce_conn_paced(&c))
-    s.pace_Bps = uint64_t{c.rate_hint} * 1000 * mss / (mss + MROCE_HDR_LEN);
+  if (ci.hint_paced)
+    s.pace_Bps = uint64_t{ci.rate_hint} * 1000 * mss / (mss + MROCE_HDR_LEN);
   uint64_t sum = 0, n = 0;
-  for (uint32_t i = 0; i < c.npaths; ++i)
-    if (c.paths[i].rtt.srtt) {
-      sum += c.paths[i].rtt.srtt;
+  mroce_path_info pi;
+  for (uint32_t i = 0; i < ci.npaths && mroce_conn_get_path_info(&c, i, &pi); ++i)
+    if (pi.srtt_ns) {
+      sum += pi.srtt_ns;
       ++n;
     }
   s.srtt_ns = n ? sum / n : 0;
-  s.cwnd = c.cc.cwnd;
-  s.inflight = c.inflight;
+  s.cwnd = ci.cwnd;
+  s.inflight = ci.inflight;
   s.window_Bps = s.srtt_ns ? s.cwnd * 1000000000ull / s.srtt_ns : 0;
-  s.acks = c.stats.rx_acks;
+  mroce_conn_stats cs;
+  mroce_conn_get_stats(&c, &cs);
+  s.acks = cs.rx_acks;
   return s;
 }
 
@@ -543,28 +547,28 @@ uint64_t MetaRoceTransport::share_capacity() const {
 
 void MetaRoceTransport::arm_share() {
   // (Re)start the epoch clock when data starts arriving after a lull.
-  share_.capacity = share_capacity();
-  mroce_share_epoch(&share_, now_ns());
+  mroce_share_set_inbound(share_, share_capacity());
+  mroce_share_epoch(share_, now_ns());
   share_armed_ = true;
-  env_.set_timer(mroce_share_deadline(&share_) * kNs, kShareCookie);
+  env_.set_timer(mroce_share_deadline(share_) * kNs, kShareCookie);
 }
 
 void MetaRoceTransport::on_timer(uint64_t cookie) {
   const uint64_t now = now_ns();
   if (cookie == kShareCookie) {
-    share_.capacity = share_capacity();
-    mroce_share_epoch(&share_, now);
+    mroce_share_set_inbound(share_, share_capacity());
+    mroce_share_epoch(share_, now);
     uint64_t seen = 0;
     bool busy = false;
     for (Conn *k : conns_) {
-      seen += k->c->rx_data_bytes;
-      busy |= k->c->state == MROCE_CONN_ESTABLISHED && mroce_conn_busy(k->c);
+      seen += mroce_conn_get_rx_data_bytes(k->c);
+      busy |= mroce_conn_get_state(k->c) == MROCE_CONN_ESTABLISHED && mroce_conn_busy(k->c);
     }
     // Keep the epoch running while anything moves, so an idle simulation
     // drains its event queue.
     if (seen != share_seen_ || busy) {
       share_seen_ = seen;
-      env_.set_timer(mroce_share_deadline(&share_) * kNs, kShareCookie);
+      env_.set_timer(mroce_share_deadline(share_) * kNs, kShareCookie);
     } else {
       share_armed_ = false;
     }
@@ -651,7 +655,7 @@ void MetaRoceTransport::build(Conn *k, const mroce_tx &tx, uint32_t plane, Packe
   out.tuple.proto = kIpProtoUdp;
   out.payload_bytes = tx.len;
   out.wire_bytes = kWireOverhead + tx.hdr_len + tx.len;
-  if (mroce_op_sequenced(txbuf_[1])) {
+  if (mroce_op_sequenced(tx.opcode)) {
     out.tclass = kClassData;
     out.ecn = tx.ect ? kEct0 : kNotEct;
   } else {
@@ -685,7 +689,6 @@ TxResult MetaRoceTransport::poll_tx(uint32_t port, bool data_allowed, Packet &ou
     ready_.pop_front();
     k->ready = false;
     mroce_tx tx{};
-    const uint64_t retx_before = k->c->stats.tx_retx;
     enum mroce_poll r;
     {
       CoreCall call(dir_);
@@ -699,14 +702,14 @@ TxResult MetaRoceTransport::poll_tx(uint32_t port, bool data_allowed, Packet &ou
     ready_.push_back(k);
     if (trace_ && tx.len)
       trace_->departure(env_.now(), env_.host_id(), k->peer, tx.len, sender_state(*k->c));
-    if (k->c->stats.tx_retx != retx_before) {
+    if (tx.retx) {
       ++env_.stats().packets_retransmitted;
       env_.stats().bytes_retransmitted += tx.len;
     }
     if (tx.hdr_len > cap)
       fatal("core wrote past the transmit buffer");
     const uint32_t plane = plane_of(tx.path);
-    const bool sequenced = mroce_op_sequenced(txbuf_[1]);
+    const bool sequenced = mroce_op_sequenced(tx.opcode);
     if (plane == port && (data_allowed || !sequenced)) {
       build(k, tx, plane, out);
       if (tx.hdr_len <= kMaxHeader) {
@@ -753,16 +756,11 @@ template <unsigned Lines> void prefetch_lines(const void *p) {
     __builtin_prefetch(static_cast<const char *>(p) + 64 * i);
 }
 
-uint32_t get_be32(const uint8_t *p) {
-  return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
-}
-
 } // namespace
 
-// What mroce_conn_rx() and the adapter around it touch first: the Conn
-// and the connection's leading lines (its hot fields, the timer cache),
-// the statistics line, the path and, for data, the stream's receive slot
-// and the dsn bitmap word.  Only the packet's header is read.
+// What mroce_conn_rx() and the adapter around it touch first: the Conn,
+// what the core names (mroce_conn_prefetch_rx()) and, for data, the
+// stream.  Only the packet's header is read.
 void MetaRoceTransport::prefetch_packet(const Packet &pkt) const {
   const uint8_t *h = pkt.header;
   uint32_t hlen = pkt.header_len;
@@ -770,52 +768,17 @@ void MetaRoceTransport::prefetch_packet(const Packet &pkt) const {
     h = env_.attached_header(pkt);
     hlen = pkt.attachment_len;
   }
-  if (hlen < MROCE_HDR_LEN)
-    return;
-  const uint32_t id = get_be32(h + 4) - 1; // dst_conn
+  const uint32_t id = mroce_wire_dst_conn(h, hlen) - 1;
   if (id >= conns_.size())
     return;
   const Conn *k = conns_[id];
-  const mroce_conn *c = reinterpret_cast<const mroce_conn *>(
-      reinterpret_cast<const char *>(k) + kConnHead); // k->c, unread
-  prefetch_lines<1 + kConnHotLines>(k);
-  __builtin_prefetch(&c->stats);
-  const uint32_t path = uint32_t{h[12]} << 8 | h[13];
-  if (path < params_.paths)
-    prefetch_lines<2>(&c->paths[path]);
-  if (h[1] == MROCE_OP_ACK) {
-    // the paths it acknowledges and the ring entries of their newest
-    // acknowledged packets (mroce_path_ent())
-    constexpr uint32_t kFirst = MROCE_HDR_LEN + MROCE_ACK_EXT_LEN;
-    if (hlen < kFirst)
-      return;
-    const uint32_t npaths = params_.paths;
-    const auto *ring = reinterpret_cast<const mroce_txent *>(&c->paths[npaths]);
-    for (uint32_t i = 0, n = h[MROCE_HDR_LEN + 4];
-         i < n && kFirst + (i + 1) * MROCE_ACK_PATH_LEN <= hlen; ++i) {
-      const uint8_t *e = h + kFirst + i * MROCE_ACK_PATH_LEN;
-      const uint32_t ap = uint32_t{e[0]} << 8 | e[1];
-      if (ap >= npaths)
-        continue;
-      const uint32_t cum = get_be32(e + 4);
-      prefetch_lines<kPathSendLines>(&c->paths[ap]);
-      __builtin_prefetch(&ring[((cum - 1) % MROCE_PATH_WINDOW) * npaths + ap]);
-      __builtin_prefetch(&ring[((cum - 2) % MROCE_PATH_WINDOW) * npaths + ap]);
-    }
-    return;
-  }
-  if (!mroce_op_sequenced(h[1]))
-    return;
-  if (path < params_.paths) // the receiver's half of the path
-    prefetch_lines<2>(reinterpret_cast<const char *>(&c->paths[path]) + kPathRecvOffset);
-  const uint32_t dsn = get_be32(h + 36);
-  __builtin_prefetch(&c->rx_dsn_bits[(dsn & (MROCE_DSN_WINDOW - 1)) / 64]);
-  const uint32_t sid = (get_be32(h + 24) & MROCE_STREAM_MASK) - 1; // dst_stream
+  const auto *c = reinterpret_cast<const mroce_conn *>(reinterpret_cast<const char *>(k) +
+                                                       kConnHead); // k->c, unread
+  __builtin_prefetch(k);
+  const uint32_t sid = mroce_conn_prefetch_rx(c, params_.paths, h, hlen) - 1;
   if (sid < core_streams_.size()) {
-    const mroce_stream *st = core_streams_[sid];
     __builtin_prefetch(streams_[sid].get());
-    prefetch_lines<2>(st);
-    __builtin_prefetch(&st->rx[get_be32(h + 32) % MROCE_STREAM_WINDOW]); // msn
+    mroce_stream_prefetch_rx(core_streams_[sid], h, hlen);
   }
 }
 
@@ -840,7 +803,8 @@ void MetaRoceTransport::prefetch_poll() const {
 
 void MetaRoceTransport::report(TransportCounters &t) const {
   for (const Conn *k : conns_) {
-    const mroce_conn_stats &s = k->c->stats;
+    mroce_conn_stats s;
+    mroce_conn_get_stats(k->c, &s);
     t.timeouts += s.rtos;
     t.tail_loss_probes += s.tlps;
     t.paths_replaced += s.path_replaced;

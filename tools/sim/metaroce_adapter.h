@@ -22,8 +22,7 @@
 #include "transport.h"
 
 extern "C" {
-#include "conn.h"
-#include "share.h"
+#include "mroce.h"
 }
 
 #include <cstdint>
@@ -119,7 +118,7 @@ public:
   // Introspection for tests.
   size_t num_connections() const { return conns_.size(); }
   const mroce_conn &connection(uint32_t i) const;
-  const mroce_share &share() const { return share_; }
+  const mroce_share &share() const { return *share_; }
   // What connection `k` enforces now (for --timeline_senders).
   SenderState sender_state(const mroce_conn &c) const;
 
@@ -164,7 +163,7 @@ private:
   MetaRoceDirectory *dir_;
   SenderTrace *trace_ = nullptr; // --timeline_senders
   mroce_cfg cfg_{};
-  mroce_share share_{};
+  mroce_share *share_ = nullptr; // in the directory's arena
   bool share_armed_ = false;
   uint64_t share_seen_ = 0;                  // rx bytes of all connections at the last epoch
   // index = connection id - 1; each Conn is in the directory's arena, on
