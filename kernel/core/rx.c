@@ -96,7 +96,7 @@ static void rx_path(struct mroce_conn *c, struct mroce_path *p,
  *
  *   psn \ dsn   NEW        DUP          JUMP         OUTSIDE
  *   NEW         take       path only    take, drag   drop (rx_drop_dsn)
- *   FAR         take, drag drop         drop         drop (rx_drop_psn)
+ *   FAR         take, drag path, drag   drop         drop (rx_drop_psn)
  *   LATE        dsn only   count dup    drop         drop (rx_drop_psn)
  *   DUP         dropped before the dsn is looked at (rx_dup, per path)
  *
@@ -105,6 +105,12 @@ static void rx_path(struct mroce_conn *c, struct mroce_path *p,
  * duplicate dsn with a new psn is recorded on its path, so the sender's
  * scoreboard resolves the psn; a LATE psn is news only through a dsn
  * inside [base, base + window), and a duplicate below the base is not.
+ * A FAR psn with a duplicate dsn forces the path's window up too: a
+ * resend of something that arrived, whose ACKs were lost, may be all
+ * the sender has left to send, and with the path's cumulative point on
+ * a hole it abandoned (never filled: resends take new psns) nothing else
+ * would ever move it; the resends would go unacknowledged until the
+ * connection died (a READ response's job held all the while).
  * A dropped packet moves nothing: not the path's cumulative point, SACK
  * bits, counts or ACK schedule, not the dsn window, not a stream.  A
  * genuine packet can be both FAR (its path lost a packet 256 psns ago)
@@ -122,7 +128,7 @@ static bool rx_window_ok(struct mroce_conn *c, enum mroce_sack_result ps,
 		c->stats.rx_drop_dsn++;
 		return false;
 	case MROCE_SACK_FAR:
-		if (ds == MROCE_DSN_NEW)
+		if (ds == MROCE_DSN_NEW || ds == MROCE_DSN_DUP)
 			return true;
 		break;
 	default:	/* LATE */

@@ -159,12 +159,13 @@ struct Windows : ::testing::Test {
   }
 };
 
-// (a) a psn far ahead of its path, its dsn a duplicate: it cannot force the
-// path's window up (the live dsn would vouch for it: by design)
+// (a) a psn far ahead of its path, its dsn more than a window below the
+// base: it cannot force the path's window up (a dsn in the window, new or
+// a duplicate, would vouch for it: by design)
 TEST_F(Windows, PsnFarAheadIsDropped) {
   mroce_pkt p = armed();
   p.hdr.psn = bc()->paths[0].rcv_cum + 1000;
-  p.hdr.dsn = bc()->rx_dsn_base - 1;
+  p.hdr.dsn = bc()->rx_dsn_base - bc()->cfg.dsn_window - 1;
   attack(p, &mroce_conn_stats::rx_drop_psn);
 }
 
@@ -346,6 +347,73 @@ TEST(WindowsLegit, PsnForcedAdvanceAfterBlackout) {
   // to jump is dropped (rx_window_ok()): its retransmission goes through.
   EXPECT_EQ(s.rx_drop_dsn + s.rx_drop_msn, 0u);
   EXPECT_LE(s.rx_drop_psn, s.rx_dsn_jumps);
+}
+
+// Bug: a path whose cumulative point sat on an abandoned hole dropped resends of packets it had (FAR psn, duplicate dsn) unacknowledged, forever.
+// B's READ response: its first packet is lost and resent within the
+// path's window, so the hole it left is never filled; then A's ACKs of
+// the response's tail are lost, and B resends the tail, at last 256 and
+// more above the hole.  Those packets' dsns are duplicates: the psn must
+// still force the path's window up and be acknowledged, or B resends them
+// until its connection dies, its response job held all the while.
+TEST(WindowsLegit, PsnForcedAdvanceByDuplicate) {
+  Fabric f{7};
+  for (auto &r : f.routes) {
+    r.assign(1, Route{});
+    r[0].gbps = 10;
+  }
+  auto cfg = test_cfg(1, 1024);
+  f.add_endpoint(cfg);
+  f.add_endpoint(cfg);
+  ASSERT_TRUE(f.connect());
+  connect_qps(f, 1, 2);
+  Endpoint &A = f.ep(0), &B = f.ep(1);
+  const uint32_t len = 250 * 1024;  // 250 packets: all inside one window
+  uint32_t rkey = B.add_region(0, len);
+  Region &reg = B.regions.at(rkey);
+  for (uint32_t i = 0; i < len; i++) reg.mem[i] = static_cast<uint8_t>(i * 7 + 1);
+  const uint32_t hole = B.conn->paths[0].snd_nxt;
+  uint64_t holes = 0, acks_lost = 0, resent_far = 0;
+  B.drop = [&](Endpoint &, const uint8_t *b, uint32_t n) {
+    mroce_pkt p;
+    if (mroce_wire_decode(b, n, &p) != MROCE_OK || p.hdr.opcode != MROCE_OP_READ_RESP)
+      return false;
+    resent_far += p.hdr.psn - hole >= MROCE_PATH_WINDOW;
+    if (p.hdr.psn != hole) return false;
+    holes++;
+    return true;
+  };
+  // every ACK from when the READ completes until B resent 8 packets
+  // beyond the window
+  A.drop = [&](Endpoint &, const uint8_t *b, uint32_t n) {
+    if (n < 2 || b[1] != MROCE_OP_ACK || A.qp(1).scq.empty() ||
+        B.conn->paths[0].snd_nxt - hole >= MROCE_PATH_WINDOW + 8)
+      return false;
+    acks_lost++;
+    return true;
+  };
+  std::vector<uint8_t> dst(len);
+  SendWr w = make_wr(MROCE_OP_READ_REQ, 1, len, 0, rkey, 0);
+  w.data.clear();
+  w.read_dst = dst.data();
+  w.read_len = len;
+  ASSERT_EQ(A.post_send(A.qp(1), std::move(w)), 0);
+  A.drain(f.now);
+  ASSERT_TRUE(f.run([&] { return !A.qp(1).scq.empty(); }, 1'000'000'000));
+  EXPECT_EQ(A.qp(1).scq[0].status, MROCE_OK);
+  EXPECT_EQ(std::memcmp(dst.data(), reg.mem.data(), len), 0);
+  // B's response job is freed once every packet of it is acknowledged
+  f.run([&] { return B.qp(2).st.resp_count == 0 && resent_far; }, 2'000'000'000);
+  EXPECT_EQ(holes, 1u);
+  EXPECT_GT(acks_lost, 0u);
+  EXPECT_GT(resent_far, 0u);
+  EXPECT_EQ(B.qp(2).st.resp_count, 0u);
+  EXPECT_EQ(B.conn->state, MROCE_CONN_ESTABLISHED);
+  EXPECT_EQ(A.conn->state, MROCE_CONN_ESTABLISHED);
+  EXPECT_EQ(conn_stats(A.conn).rx_drop_psn, 0u);
+  // past the hole, which only a forced advance could take it over
+  EXPECT_GT(A.conn->paths[0].rcv_cum - hole, 0u);
+  EXPECT_LT(A.conn->paths[0].rcv_cum - hole, 1u << 16);
 }
 
 // ---- no silent hang ----
