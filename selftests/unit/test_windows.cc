@@ -349,7 +349,7 @@ TEST(WindowsLegit, PsnForcedAdvanceAfterBlackout) {
   EXPECT_LE(s.rx_drop_psn, s.rx_dsn_jumps);
 }
 
-// Bug: a path whose cumulative point sat on an abandoned hole dropped resends of packets it had (FAR psn, duplicate dsn) unacknowledged, forever.
+// Regression (unit harness, test_stall.cc): resends of packets a path had, 256 psns past its stuck cumulative point, were dropped unacked forever.
 // B's READ response: its first packet is lost and resent within the
 // path's window, so the hole it left is never filled; then A's ACKs of
 // the response's tail are lost, and B resends the tail, at last 256 and
