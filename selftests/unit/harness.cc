@@ -470,7 +470,8 @@ bool Fabric::connect(uint64_t limit_ns) {
       limit_ns);
 }
 
-void connect_qps(Fabric &f, uint32_t a, uint32_t b, uint32_t mss) {
+void connect_qps(Fabric &f, uint32_t a, uint32_t b, uint32_t mss,
+                 uint64_t ack_timeout_ns) {
   Qp &qa = f.ep(0).qps.count(a) ? f.ep(0).qp(a) : f.ep(0).add_qp(a);
   Qp &qb = f.ep(1).qps.count(b) ? f.ep(1).qp(b) : f.ep(1).add_qp(b);
   mroce_stream_params pa{};
@@ -482,6 +483,7 @@ void connect_qps(Fabric &f, uint32_t a, uint32_t b, uint32_t mss) {
   pa.retry_cnt = 7;
   pa.rnr_delay_ns = 100'000;
   pa.min_rnr_ns = 100'000;
+  pa.ack_timeout_ns = ack_timeout_ns;
   mroce_stream_params pb = pa;
   pb.tx_msn = pa.rx_msn;
   pb.rx_msn = pa.tx_msn;

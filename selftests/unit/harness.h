@@ -222,7 +222,9 @@ std::vector<uint8_t> pull_head(const uint8_t *pkt, uint32_t len,
 mroce_cfg test_cfg(uint32_t npaths = 4, uint32_t mss = 1024);
 
 // Connect a QP pair (id a on ep 0, id b on ep 1) with default parameters.
-void connect_qps(Fabric &f, uint32_t a, uint32_t b, uint32_t mss = 1024);
+// @ack_timeout_ns: the streams' local ACK timeout (0: infinite).
+void connect_qps(Fabric &f, uint32_t a, uint32_t b, uint32_t mss = 1024,
+                 uint64_t ack_timeout_ns = 0);
 
 // Two endpoints joined by one route of @delay_ns each way at 100 Gb/s, both
 // with @cfg, connected, QP 1 of endpoint 0 to QP 2 of endpoint 1.  A

@@ -60,23 +60,7 @@ struct Slow {
   static uint32_t qid(int d, uint32_t q) { return (d ? 200u : 100u) + q; }
 
   void attach(uint32_t q) {
-    Qp &qa = f.ep(0).add_qp(qid(0, q));
-    Qp &qb = f.ep(1).add_qp(qid(1, q));
-    mroce_stream_params pa{};
-    pa.mss = kMss;
-    pa.tx_msn = 0x10000 + q;
-    pa.rx_msn = 0x20000 + q;
-    pa.max_rd_atomic = 16;
-    pa.rnr_retry = 7;
-    pa.retry_cnt = 7;
-    pa.rnr_delay_ns = 100'000;
-    pa.min_rnr_ns = 100'000;
-    pa.ack_timeout_ns = mroce_ib_timeout_ns(14);
-    mroce_stream_params pb = pa;
-    pb.tx_msn = pa.rx_msn;
-    pb.rx_msn = pa.tx_msn;
-    ASSERT_EQ(mroce_stream_attach(f.ep(0).conn, &qa.st, qid(1, q), &pa), 0);
-    ASSERT_EQ(mroce_stream_attach(f.ep(1).conn, &qb.st, qid(0, q), &pb), 0);
+    connect_qps(f, qid(0, q), qid(1, q), kMss, mroce_ib_timeout_ns(14));
   }
 
   // One random message from side @d on QP @q (its receive posted at once).
